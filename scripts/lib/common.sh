@@ -1,0 +1,81 @@
+# shellcheck shell=bash
+# Shared helpers for scx_loehle's scripts. Source it; do not run it.
+#
+# Contract:
+#   LOEHLE_ROOT   the repository's top folder
+#   LOEHLE_CACHE  downloads that outlive a checkout (kernels, .debs, apt lists);
+#                 default /var/cache/scx_loehle, or ~/.cache/scx_loehle when
+#                 that is not writable
+#   LOEHLE_DEPS   the git-ignored local prefix for tools built or unpacked
+#                 from Debian packages (libbpf, bpftool): $LOEHLE_ROOT/.deps
+#   die MSG       one-line error on stderr, exit 1
+#   log MSG       progress line on stderr
+#   papt ARGS     apt-get through a private configuration that knows the
+#                 suites the project needs (bookworm-backports, trixie,
+#                 trixie-backports, sid) without touching the machine's own
+#                 apt sources; run `papt_update` once before it.
+
+LOEHLE_ROOT=${LOEHLE_ROOT:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+if [[ -z ${LOEHLE_CACHE:-} ]]; then
+	if mkdir -p /var/cache/scx_loehle 2>/dev/null && [[ -w /var/cache/scx_loehle ]]; then
+		LOEHLE_CACHE=/var/cache/scx_loehle
+	else
+		LOEHLE_CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/scx_loehle
+	fi
+fi
+LOEHLE_DEPS=${LOEHLE_DEPS:-$LOEHLE_ROOT/.deps}
+export LOEHLE_ROOT LOEHLE_CACHE LOEHLE_DEPS
+
+log() { printf '%s: %s\n' "$(basename "$0")" "$*" >&2; }
+die() { printf '%s: error: %s\n' "$(basename "$0")" "$*" >&2; exit 1; }
+
+# The Debian archive URI the machine already uses; the private configuration
+# points at the same mirror rather than a hard-coded host.
+debian_archive_uri() {
+	local uri
+	uri=$(awk '/^URIs:/ { for (i = 2; i <= NF; i++) if ($i !~ /security/) { print $i; exit } }' \
+		/etc/apt/sources.list.d/*.sources 2>/dev/null | head -n1)
+	if [[ -z $uri ]]; then
+		uri=$(awk '$1 == "deb" && $0 !~ /security/ { for (i = 2; i <= NF; i++) if ($i ~ /^[a-z]+:\/\//) { print $i; exit } }' \
+			/etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null | head -n1)
+	fi
+	[[ -n $uri ]] || die "cannot find the Debian archive URI in /etc/apt/sources.list{,.d}"
+	printf '%s\n' "$uri"
+}
+
+PAPT_DIR=$LOEHLE_CACHE/apt
+papt_opts() {
+	printf '%s\n' \
+		-o "Dir::Etc::SourceList=$PAPT_DIR/sources.list" \
+		-o "Dir::Etc::SourceParts=$PAPT_DIR/sources.list.d" \
+		-o "Dir::State::Lists=$PAPT_DIR/lists" \
+		-o "Dir::Cache=$PAPT_DIR/cache" \
+		-o "APT::Get::List-Cleanup=0" \
+		-o "Debug::NoLocking=1"
+}
+
+papt_update() {
+	local uri keyring=/usr/share/keyrings/debian-archive-keyring.gpg suite
+	uri=$(debian_archive_uri)
+	mkdir -p "$PAPT_DIR/sources.list.d" "$PAPT_DIR/lists/partial" "$PAPT_DIR/cache/archives/partial"
+	: >"$PAPT_DIR/sources.list"
+	for suite in bookworm-backports trixie trixie-backports sid; do
+		printf 'deb [signed-by=%s] %s %s main\ndeb-src [signed-by=%s] %s %s main\n' \
+			"$keyring" "$uri" "$suite" "$keyring" "$uri" "$suite" >>"$PAPT_DIR/sources.list"
+	done
+	local -a opts
+	mapfile -t opts < <(papt_opts)
+	apt-get "${opts[@]}" -qq update >&2 || die "apt-get update through the private configuration failed (is the Debian archive reachable?)"
+}
+
+papt() {
+	local -a opts
+	mapfile -t opts < <(papt_opts)
+	apt-get "${opts[@]}" "$@"
+}
+
+papt_cache() {
+	local -a opts
+	mapfile -t opts < <(papt_opts)
+	apt-cache "${opts[@]}" "$@"
+}
