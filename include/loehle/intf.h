@@ -1,0 +1,172 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The contract between scx_loehle's BPF program and its userspace loader.
+ *
+ * Plain C, types only: this header is included by scx/loehle.bpf.c (after
+ * vmlinux.h) and by the C++ loader and tests (after <linux/types.h>). It
+ * holds the configuration the loader writes, the statistics indices both
+ * sides agree on, the ring-buffer event layout and the topology and
+ * idle-latency tables the loader fills. Changing anything here changes the
+ * ABI between the two halves of one build; nothing else depends on it.
+ */
+#ifndef LOEHLE_INTF_H
+#define LOEHLE_INTF_H
+
+#ifndef __bpf__
+#include <linux/types.h>
+#endif
+
+/* Hard limits; the loader refuses machines beyond them. */
+#define LOEHLE_MAX_CPUS		512
+#define LOEHLE_MAX_LLCS		64
+#define LOEHLE_MAX_NODES	16
+#define LOEHLE_MAX_IDLE_STATES	10
+/* Statistics are kept for the newest LOEHLE_GEN_SLOTS generations. */
+#define LOEHLE_GEN_SLOTS	8
+#define LOEHLE_TIE_BUCKETS	10	/* log2 buckets: 1, 2-3, 4-7, ..., 512+ */
+
+#define LOEHLE_SCHED_IDLE_POLICY 5	/* SCHED_IDLE in <linux/sched.h> */
+#define LOEHLE_U64_MAX		(~(__u64)0)
+
+/* Tie-break policy for the slow path; BUILTIN delegates to the kernel. */
+enum loehle_policy {
+	LOEHLE_POLICY_BUILTIN	= 0,
+	LOEHLE_POLICY_RECENCY	= 1,	/* before seed 000 */
+	LOEHLE_POLICY_FIRST	= 2,	/* seed 000 patch 1 */
+	LOEHLE_POLICY_RESERVOIR	= 3,	/* seed 000 patch 2 */
+	LOEHLE_NR_POLICIES,
+};
+
+/* How a CPU that runs only SCHED_IDLE work is treated (seeds 003, 004). */
+enum loehle_sched_idle_mode {
+	LOEHLE_SI_MAINLINE	= 0,	/* counts as idle for everyone */
+	LOEHLE_SI_WAKEE_AWARE	= 1,	/* seed 003 */
+	LOEHLE_SI_IDLE_FIRST	= 2,	/* seed 004 patch 1 */
+	LOEHLE_SI_IGNORE	= 3,	/* seed 004 patch 2 */
+	LOEHLE_NR_SI_MODES,
+};
+
+/* SMT idle-core preference (seed 002). */
+enum loehle_smt_mode {
+	LOEHLE_SMT_OFF		= 0,
+	LOEHLE_SMT_IDLE_CORE	= 1,
+	LOEHLE_NR_SMT_MODES,
+};
+
+/* Which select_cpu path made a decision. */
+enum loehle_path {
+	LOEHLE_PATH_FORK	= 0,	/* SCX_WAKE_FORK: slow path */
+	LOEHLE_PATH_WAKEUP	= 1,	/* ordinary wakeup: fast path */
+	LOEHLE_PATH_SYNC	= 2,	/* SCX_WAKE_SYNC wakeup: fast path */
+	LOEHLE_NR_PATHS,
+};
+
+/* Why a CPU was chosen. */
+enum loehle_reason {
+	LOEHLE_REASON_PREV_IDLE		= 0,	/* fast: prev counts as idle */
+	LOEHLE_REASON_IDLE_CORE		= 1,	/* fast: CPU of a fully idle core */
+	LOEHLE_REASON_SMT_SIBLING	= 2,	/* fast: idle SMT sibling of prev */
+	LOEHLE_REASON_IDLE_CPU		= 3,	/* fast: idle CPU in prev's LLC */
+	LOEHLE_REASON_SHALLOWEST	= 4,	/* slow: best (core, exit latency) key */
+	LOEHLE_REASON_SCHED_IDLE	= 5,	/* any: a CPU running only SCHED_IDLE */
+	LOEHLE_REASON_LEAST_LOADED	= 6,	/* slow: no idle CPU in the group */
+	LOEHLE_REASON_PREV_BUSY		= 7,	/* fast: nothing idle, stay on prev */
+	LOEHLE_REASON_BUILTIN_IDLE	= 8,	/* builtin found an idle CPU */
+	LOEHLE_REASON_BUILTIN_BUSY	= 9,	/* builtin found none */
+	LOEHLE_REASON_CLAIM_GAVE_UP	= 10,	/* every claim failed; prev, queued */
+	LOEHLE_NR_REASONS,
+};
+
+/* Result of claiming the chosen CPU, as carried in events. */
+enum loehle_claim {
+	LOEHLE_CLAIM_NONE	= 0,	/* nothing to claim (busy pick, builtin) */
+	LOEHLE_CLAIM_OK		= 1,	/* first claim succeeded */
+	LOEHLE_CLAIM_RETRIED	= 2,	/* succeeded after at least one failure */
+	LOEHLE_CLAIM_FAILED	= 3,	/* every attempt failed */
+};
+
+/*
+ * Statistics counters. Each CPU keeps one array per generation slot; the
+ * loader sums CPUs. Ranges are contiguous so that a loop can walk them.
+ */
+enum loehle_stat {
+	LOEHLE_STAT_SELECT		= 0,	/* + enum loehle_path */
+	LOEHLE_STAT_PICK		= LOEHLE_STAT_SELECT + LOEHLE_NR_PATHS,	/* + reason */
+	LOEHLE_STAT_TIE_HIST		= LOEHLE_STAT_PICK + LOEHLE_NR_REASONS,	/* + bucket */
+	LOEHLE_STAT_CANDIDATES		= LOEHLE_STAT_TIE_HIST + LOEHLE_TIE_BUCKETS,
+	LOEHLE_STAT_UNPUBLISHED_SEEN,	/* idle candidates without a published state */
+	LOEHLE_STAT_EXAMINED,		/* CPUs examined by the scans */
+	LOEHLE_STAT_SMT_PRUNED,		/* siblings skipped by seed 002's pruning */
+	LOEHLE_STAT_CLAIM_ATTEMPTS,
+	LOEHLE_STAT_CLAIM_FAILURES,	/* seed 000's "stale pick" analogue */
+	LOEHLE_STAT_CLAIM_RETRIES,
+	LOEHLE_STAT_DIRECT_DISPATCH,
+	LOEHLE_STAT_SCHED_IDLE_PREEMPT,
+	LOEHLE_STAT_PACKING,		/* SCHED_IDLE wakee onto a sched-idle CPU, idle CPU allowed */
+	LOEHLE_STAT_BUSY_SIBLING_PICK,	/* picked CPU's SMT core was not idle */
+	LOEHLE_STAT_ENQUEUE,
+	LOEHLE_STAT_DISPATCH_LOCAL_LLC,
+	LOEHLE_STAT_DISPATCH_REMOTE_LLC,
+	LOEHLE_STAT_KICK,
+	LOEHLE_STAT_EVENTS,
+	LOEHLE_STAT_EVENT_DROPS,
+	LOEHLE_NR_STATS,
+};
+
+/* Per CPU, per generation slot. `generation` says which one it holds. */
+struct loehle_stats {
+	__u64 generation;
+	__u64 counters[LOEHLE_NR_STATS];
+};
+
+/*
+ * Configuration written by the loader at any time. The BPF side reads
+ * `configs[active_config & 1]`; the loader fills the inactive copy and then
+ * flips active_config, so a pick never sees half of one generation and half
+ * of the next.
+ */
+struct loehle_config {
+	__u32 generation;
+	__u32 policy;		/* enum loehle_policy */
+	__u32 sched_idle;	/* enum loehle_sched_idle_mode */
+	__u32 smt;		/* enum loehle_smt_mode */
+	__u64 slice_ns;
+	__u32 claim_retries;
+	__u32 sample_every;	/* 0: no events; 1: every pick */
+};
+
+/* Topology of one CPU, filled by the loader from sysfs. */
+struct loehle_cpu_topo {
+	__u32 core;	/* lowest CPU id among its SMT siblings */
+	__u32 llc;	/* dense LLC index */
+	__u32 node;	/* dense NUMA node index */
+	__u32 online;
+};
+
+/* Pick event in the ring buffer. */
+struct loehle_pick_event {
+	__u64 ts_ns;
+	__u64 latency_key;	/* LOEHLE_U64_MAX when unpublished or not idle */
+	__u32 pid;
+	__s32 cpu;
+	__s32 prev_cpu;
+	__u32 generation;
+	__u32 candidates;	/* CPUs examined */
+	__u32 ties;		/* size of the winning tie group */
+	__u8 path;		/* enum loehle_path */
+	__u8 reason;		/* enum loehle_reason */
+	__u8 claim;		/* enum loehle_claim */
+	__u8 wakee_sched_idle;
+	__u32 pad;
+};
+
+/* Why and how the scheduler exited, mirrored from the kernel's exit info. */
+#define LOEHLE_EXIT_MSG_LEN 256
+struct loehle_exit_info {
+	__s64 kind;
+	__s64 exit_code;
+	char reason[128];
+	char msg[LOEHLE_EXIT_MSG_LEN];
+};
+
+#endif /* LOEHLE_INTF_H */

@@ -1,0 +1,142 @@
+#include "loader/cli.h"
+
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "loehle/intf.h"
+
+namespace loehle {
+namespace {
+
+using ::testing::HasSubstr;
+
+absl::StatusOr<Command> Parse(std::vector<std::string> args) {
+  return ParseCommandLine(args);
+}
+
+TEST(CliTest, NoArgumentsRunsWithTheDocumentedDefaults) {
+  absl::StatusOr<Command> cmd = Parse({});
+  ASSERT_TRUE(cmd.ok()) << cmd.status();
+  EXPECT_EQ(cmd->kind, Command::Kind::kRun);
+  EXPECT_EQ(cmd->daemon.settings.policy, LOEHLE_POLICY_RESERVOIR);
+  EXPECT_EQ(cmd->daemon.settings.sched_idle, LOEHLE_SI_WAKEE_AWARE);
+  EXPECT_EQ(cmd->daemon.settings.smt, LOEHLE_SMT_IDLE_CORE);
+  EXPECT_EQ(cmd->daemon.settings.claim_retries, 1u);
+  EXPECT_EQ(cmd->daemon.socket_path, kDefaultSocketPath);
+}
+
+TEST(CliTest, RunFlagsAcceptEqualsAndSeparateValues) {
+  absl::StatusOr<Command> cmd =
+      Parse({"--policy=first", "--sched-idle", "idle-first", "--smt=off",
+             "--slice-us=2000", "--claim-retries", "3", "--sample-every=1",
+             "--stats=0.5", "--socket=/tmp/x.sock",
+             "--idle-latency-file=/tmp/lat", "-v"});
+  ASSERT_TRUE(cmd.ok()) << cmd.status();
+  EXPECT_EQ(cmd->daemon.settings.policy, LOEHLE_POLICY_FIRST);
+  EXPECT_EQ(cmd->daemon.settings.sched_idle, LOEHLE_SI_IDLE_FIRST);
+  EXPECT_EQ(cmd->daemon.settings.smt, LOEHLE_SMT_OFF);
+  EXPECT_EQ(cmd->daemon.settings.slice_us, 2000u);
+  EXPECT_EQ(cmd->daemon.settings.claim_retries, 3u);
+  EXPECT_EQ(cmd->daemon.settings.sample_every, 1u);
+  EXPECT_DOUBLE_EQ(cmd->daemon.stats_interval_s, 0.5);
+  EXPECT_EQ(cmd->daemon.socket_path, "/tmp/x.sock");
+  EXPECT_EQ(cmd->daemon.idle_latency_file, "/tmp/lat");
+  EXPECT_TRUE(cmd->daemon.verbose);
+}
+
+TEST(CliTest, BadPolicyNamesTheExpectedValues) {
+  absl::StatusOr<Command> cmd = Parse({"--policy=fastest"});
+  ASSERT_FALSE(cmd.ok());
+  EXPECT_THAT(cmd.status().message(), HasSubstr("fastest"));
+  EXPECT_THAT(cmd.status().message(), HasSubstr("reservoir"));
+}
+
+TEST(CliTest, UnknownFlagIsRejected) {
+  absl::StatusOr<Command> cmd = Parse({"--turbo"});
+  ASSERT_FALSE(cmd.ok());
+  EXPECT_THAT(cmd.status().message(), HasSubstr("unknown flag --turbo"));
+}
+
+TEST(CliTest, MissingValueIsRejected) {
+  absl::StatusOr<Command> cmd = Parse({"--policy"});
+  ASSERT_FALSE(cmd.ok());
+  EXPECT_THAT(cmd.status().message(), HasSubstr("needs a value"));
+}
+
+TEST(CliTest, NonNumericAndOutOfRangeNumbersAreRejected) {
+  EXPECT_FALSE(Parse({"--slice-us=abc"}).ok());
+  EXPECT_FALSE(Parse({"--slice-us=-5"}).ok());
+  EXPECT_FALSE(Parse({"--slice-us=1"}).ok());  // below the minimum
+  EXPECT_FALSE(Parse({"--claim-retries=99"}).ok());
+  EXPECT_FALSE(Parse({"--stats=0"}).ok());
+  EXPECT_FALSE(Parse({"--stats=soon"}).ok());
+}
+
+TEST(CliTest, StrayArgumentIsRejected) {
+  absl::StatusOr<Command> cmd = Parse({"reservoir"});
+  ASSERT_FALSE(cmd.ok());
+  EXPECT_THAT(cmd.status().message(), HasSubstr("unexpected argument"));
+}
+
+TEST(CliTest, CtlSetRecordsOnlyTheGivenChanges) {
+  absl::StatusOr<Command> cmd =
+      Parse({"ctl", "set", "--policy=first", "--claim-retries=0"});
+  ASSERT_TRUE(cmd.ok()) << cmd.status();
+  EXPECT_EQ(cmd->kind, Command::Kind::kCtlSet);
+  EXPECT_EQ(cmd->changes, (nlohmann::json{{"policy", "first"},
+                                          {"claim_retries", 0}}));
+}
+
+TEST(CliTest, CtlSetWithoutChangesIsRejected) {
+  EXPECT_FALSE(Parse({"ctl", "set"}).ok());
+}
+
+TEST(CliTest, CtlNeedsAKnownCommand) {
+  EXPECT_FALSE(Parse({"ctl"}).ok());
+  absl::StatusOr<Command> cmd = Parse({"ctl", "reboot"});
+  ASSERT_FALSE(cmd.ok());
+  EXPECT_THAT(cmd.status().message(), HasSubstr("reboot"));
+}
+
+TEST(CliTest, CtlGetDoesNotTakeRunFlags) {
+  EXPECT_FALSE(Parse({"ctl", "get", "--stats=1"}).ok());
+  EXPECT_TRUE(Parse({"ctl", "get", "--socket=/tmp/s"}).ok());
+}
+
+TEST(CliTest, CtlStatsJson) {
+  absl::StatusOr<Command> cmd = Parse({"ctl", "stats", "--json"});
+  ASSERT_TRUE(cmd.ok()) << cmd.status();
+  EXPECT_EQ(cmd->kind, Command::Kind::kCtlStats);
+  EXPECT_TRUE(cmd->json);
+}
+
+TEST(CliTest, StatsStreamNeedsJsonAndTakesAnInterval) {
+  EXPECT_FALSE(Parse({"stats"}).ok());
+  absl::StatusOr<Command> cmd =
+      Parse({"stats", "--json", "--interval=2", "--count=3"});
+  ASSERT_TRUE(cmd.ok()) << cmd.status();
+  EXPECT_EQ(cmd->kind, Command::Kind::kStatsStream);
+  EXPECT_DOUBLE_EQ(cmd->interval_s, 2);
+  EXPECT_EQ(cmd->count, 3);
+}
+
+TEST(CliTest, BooleanFlagsTakeNoValue) {
+  EXPECT_FALSE(Parse({"--verbose=yes"}).ok());
+}
+
+TEST(CliTest, HelpWinsAndUsageMentionsEveryRunFlag) {
+  absl::StatusOr<Command> cmd = Parse({"--policy=first", "--help"});
+  ASSERT_TRUE(cmd.ok());
+  EXPECT_EQ(cmd->kind, Command::Kind::kHelp);
+  for (const char* flag :
+       {"--policy", "--sched-idle", "--smt", "--slice-us", "--claim-retries",
+        "--sample-every", "--stats", "--socket", "--idle-latency-file",
+        "ctl get", "ctl set", "ctl stats", "stats --json"}) {
+    EXPECT_THAT(UsageText(), HasSubstr(flag));
+  }
+}
+
+}  // namespace
+}  // namespace loehle

@@ -1,0 +1,284 @@
+#include "loader/daemon.h"
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/signalfd.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <utility>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "loader/control.h"
+#include "loader/options.h"
+#include "loader/scheduler.h"
+#include "loader/stats.h"
+#include "loader/topology.h"
+
+namespace loehle {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string KernelRelease() {
+  struct utsname u;
+  if (uname(&u) != 0) return "";
+  return u.release;
+}
+
+// Blocks SIGINT and SIGTERM and delivers them through a file descriptor, so
+// the event loop sees them between two polls and never in the middle of a
+// map update. Restores the mask on destruction.
+class SignalFd {
+ public:
+  static absl::StatusOr<std::unique_ptr<SignalFd>> Create() {
+    sigset_t mask;
+    sigemptyset(&mask);
+    sigaddset(&mask, SIGINT);
+    sigaddset(&mask, SIGTERM);
+    auto self = std::unique_ptr<SignalFd>(new SignalFd());
+    if (sigprocmask(SIG_BLOCK, &mask, &self->old_mask_) != 0) {
+      return absl::InternalError("cannot block SIGINT/SIGTERM");
+    }
+    self->fd_ = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+    if (self->fd_ < 0) return absl::InternalError("cannot create a signalfd");
+    return self;
+  }
+  ~SignalFd() {
+    if (fd_ >= 0) close(fd_);
+    sigprocmask(SIG_SETMASK, &old_mask_, nullptr);
+  }
+  // The signal number received, or 0.
+  int Take() {
+    struct signalfd_siginfo info;
+    if (read(fd_, &info, sizeof(info)) == sizeof(info)) {
+      return static_cast<int>(info.ssi_signo);
+    }
+    return 0;
+  }
+
+ private:
+  SignalFd() = default;
+  int fd_ = -1;
+  sigset_t old_mask_;
+};
+
+class Daemon : public ControlHandler {
+ public:
+  Daemon(const DaemonOptions& options, Topology topology)
+      : options_(options), topology_(std::move(topology)),
+        started_(Clock::now()) {}
+
+  absl::Status StartScheduler(uint32_t first_generation,
+                              const Settings& settings) {
+    Scheduler::Options opts;
+    opts.settings = settings;
+    opts.first_generation = first_generation;
+    opts.verbose = options_.verbose;
+    opts.sysfs_root = options_.sysfs_root;
+    absl::StatusOr<std::unique_ptr<Scheduler>> sched =
+        Scheduler::Start(topology_, opts);
+    if (!sched.ok()) return sched.status();
+    scheduler_ = *std::move(sched);
+    return absl::OkStatus();
+  }
+
+  Scheduler& scheduler() { return *scheduler_; }
+  void StopScheduler() { scheduler_.reset(); }
+
+  nlohmann::json HandleGet() override {
+    return {{"generation", scheduler_->generation()},
+            {"settings", SettingsToJson(scheduler_->settings())},
+            {"state", ReadSchedExtState(options_.sysfs_root)},
+            {"ops", ReadSchedExtOps(options_.sysfs_root)}};
+  }
+
+  absl::StatusOr<nlohmann::json> HandleSet(const nlohmann::json& args) override {
+    absl::StatusOr<Settings> next =
+        ApplySettingsJson(scheduler_->settings(), args);
+    if (!next.ok()) return next.status();
+    if (absl::Status applied = scheduler_->Apply(*next); !applied.ok()) {
+      return applied;
+    }
+    fprintf(stderr, "scx_loehle: generation %u: %s\n",
+            scheduler_->generation(), SettingsLabel(*next).c_str());
+    return HandleGet();
+  }
+
+  nlohmann::json HandleStats() override {
+    nlohmann::json generations = nlohmann::json::array();
+    std::vector<int> cpus;
+    for (const CpuTopology& cpu : topology_.cpus) {
+      if (cpu.online) cpus.push_back(cpu.cpu);
+    }
+    for (const auto& [generation, settings] :
+         scheduler_->settings_by_generation()) {
+      absl::StatusOr<GenerationStats> stats =
+          scheduler_->ReadGeneration(generation);
+      if (!stats.ok()) continue;
+      nlohmann::json entry = GenerationToJson(*stats, Derive(*stats, cpus));
+      entry["settings"] = SettingsToJson(settings);
+      generations.push_back(std::move(entry));
+    }
+    nlohmann::json programs = nlohmann::json::array();
+    for (const ProgramCost& cost : scheduler_->ProgramCosts()) {
+      programs.push_back({{"name", cost.name},
+                          {"run_count", cost.run_count},
+                          {"run_time_ns", cost.run_time_ns}});
+    }
+    nlohmann::json cpu_rows = nlohmann::json::array();
+    for (const CpuTopology& cpu : topology_.cpus) {
+      cpu_rows.push_back({{"cpu", cpu.cpu}, {"core", cpu.core},
+                          {"llc", cpu.llc}, {"node", cpu.node},
+                          {"online", cpu.online}});
+    }
+    double uptime = std::chrono::duration<double>(Clock::now() - started_).count();
+    return {{"kernel", KernelRelease()},
+            {"state", ReadSchedExtState(options_.sysfs_root)},
+            {"ops", ReadSchedExtOps(options_.sysfs_root)},
+            {"uptime_s", uptime},
+            {"generation", scheduler_->generation()},
+            {"settings", SettingsToJson(scheduler_->settings())},
+            {"topology", {{"cpus", cpu_rows},
+                          {"nr_llcs", topology_.nr_llcs},
+                          {"nr_nodes", topology_.nr_nodes},
+                          {"smt_active", topology_.smt_active},
+                          {"latency_source", topology_.latency_source}}},
+            {"events", {{"received", events_received_}}},
+            {"programs", programs},
+            {"generations", generations}};
+  }
+
+  void DrainEvents() {
+    absl::StatusOr<int> n = scheduler_->ConsumeEvents(
+        [this](const loehle_pick_event&) { ++events_received_; });
+    if (!n.ok()) {
+      fprintf(stderr, "scx_loehle: %s\n", n.status().ToString().c_str());
+    }
+  }
+
+  // Prints the --stats line for what happened since the previous one.
+  void PrintSummary(double seconds) {
+    absl::StatusOr<GenerationStats> now =
+        scheduler_->ReadGeneration(scheduler_->generation());
+    if (!now.ok()) return;
+    GenerationStats before;
+    if (last_summary_ && last_summary_->generation == now->generation) {
+      before = *last_summary_;
+    }
+    GenerationStats delta = Delta(*now, before);
+    delta.generation = now->generation;
+    printf("%s\n", SummaryLine(delta, seconds,
+                               SettingsLabel(scheduler_->settings()))
+                       .c_str());
+    fflush(stdout);
+    last_summary_ = *std::move(now);
+  }
+
+ private:
+  DaemonOptions options_;
+  Topology topology_;
+  Clock::time_point started_;
+  std::unique_ptr<Scheduler> scheduler_;
+  uint64_t events_received_ = 0;
+  std::optional<GenerationStats> last_summary_;
+};
+
+}  // namespace
+
+absl::Status RunDaemon(const DaemonOptions& options) {
+  if (absl::Status valid = ValidateSettings(options.settings); !valid.ok()) {
+    return valid;
+  }
+  if (absl::Status available =
+          CheckSchedExtAvailable(options.sysfs_root, geteuid());
+      !available.ok()) {
+    return available;
+  }
+  absl::StatusOr<Topology> topology = ReadTopology(options.sysfs_root);
+  if (!topology.ok()) return topology.status();
+  if (!options.idle_latency_file.empty()) {
+    if (absl::Status read =
+            ApplyIdleLatencyFile(options.idle_latency_file, &*topology);
+        !read.ok()) {
+      return read;
+    }
+  }
+
+  absl::StatusOr<std::unique_ptr<SignalFd>> signals = SignalFd::Create();
+  if (!signals.ok()) return signals.status();
+
+  Daemon daemon(options, *topology);
+  if (absl::Status started = daemon.StartScheduler(1, options.settings);
+      !started.ok()) {
+    return started;
+  }
+  fprintf(stderr, "scx_loehle: attached (%s; %s)\n",
+          SettingsLabel(options.settings).c_str(),
+          DescribeTopology(*topology).c_str());
+
+  std::unique_ptr<ControlServer> control;
+  if (!options.socket_path.empty()) {
+    absl::StatusOr<std::unique_ptr<ControlServer>> server =
+        ControlServer::Listen(options.socket_path, &daemon);
+    if (!server.ok()) return server.status();
+    control = *std::move(server);
+  }
+
+  auto next_summary = Clock::now() +
+      std::chrono::duration_cast<Clock::duration>(
+          std::chrono::duration<double>(options.stats_interval_s));
+  for (;;) {
+    if (control) {
+      control->Poll(100);
+    } else {
+      poll(nullptr, 0, 100);
+    }
+    if (int sig = (*signals)->Take(); sig != 0) {
+      fprintf(stderr, "scx_loehle: %s, detaching\n", strsignal(sig));
+      daemon.DrainEvents();
+      daemon.StopScheduler();
+      return absl::OkStatus();
+    }
+    daemon.DrainEvents();
+    if (std::optional<ExitRecord> exit = daemon.scheduler().Exit()) {
+      fprintf(stderr, "scx_loehle: the kernel disabled the scheduler: %s\n",
+              exit->Describe().c_str());
+      if (!exit->WantsRestart()) {
+        return absl::AbortedError(
+            absl::StrCat("scheduler exited: ", exit->Describe()));
+      }
+      Settings settings = daemon.scheduler().settings();
+      uint32_t next_generation = daemon.scheduler().generation() + 1;
+      daemon.StopScheduler();
+      absl::StatusOr<Topology> fresh = ReadTopology(options.sysfs_root);
+      if (!fresh.ok()) return fresh.status();
+      if (!options.idle_latency_file.empty()) {
+        if (absl::Status read =
+                ApplyIdleLatencyFile(options.idle_latency_file, &*fresh);
+            !read.ok()) {
+          return read;
+        }
+      }
+      daemon = Daemon(options, *fresh);
+      if (absl::Status started = daemon.StartScheduler(next_generation, settings);
+          !started.ok()) {
+        return started;
+      }
+      fprintf(stderr, "scx_loehle: restarted (%s)\n",
+              DescribeTopology(*fresh).c_str());
+    }
+    if (options.stats_interval_s > 0 && Clock::now() >= next_summary) {
+      daemon.PrintSummary(options.stats_interval_s);
+      next_summary += std::chrono::duration_cast<Clock::duration>(
+          std::chrono::duration<double>(options.stats_interval_s));
+    }
+  }
+}
+
+}  // namespace loehle

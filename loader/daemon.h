@@ -1,0 +1,36 @@
+// The scx_loehle daemon: what `scx_loehle [flags]` runs.
+//
+// It reads the topology (and an idle-latency file when given), starts the
+// scheduler, serves the control socket, prints a summary line every
+// `stats_interval_s` seconds, drains the pick-event ring buffer, and stops
+// on SIGINT or SIGTERM by detaching (exit status 0). When the kernel
+// disables the scheduler it prints the kernel's exit record; if the kernel
+// asks for a restart (CPU hotplug) it reloads with the same settings and a
+// new generation, otherwise RunDaemon returns the exit as an error.
+
+#ifndef LOEHLE_LOADER_DAEMON_H_
+#define LOEHLE_LOADER_DAEMON_H_
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "loader/options.h"
+
+namespace loehle {
+
+inline constexpr char kDefaultSocketPath[] = "/run/scx_loehle.sock";
+
+struct DaemonOptions {
+  Settings settings;
+  std::string socket_path = kDefaultSocketPath;  // "" disables the socket
+  std::string idle_latency_file;                 // "" = sysfs only
+  double stats_interval_s = 0;                   // 0 = no summary lines
+  bool verbose = false;
+  std::string sysfs_root = "/sys";
+};
+
+absl::Status RunDaemon(const DaemonOptions& options);
+
+}  // namespace loehle
+
+#endif  // LOEHLE_LOADER_DAEMON_H_

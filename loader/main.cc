@@ -1,0 +1,44 @@
+// scx_loehle: flags in, one of the commands out. Every error is one line on
+// stderr: exit status 2 for bad usage, 1 for everything else.
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "loader/cli.h"
+#include "loader/ctl.h"
+#include "loader/daemon.h"
+
+#ifndef LOEHLE_VERSION
+#define LOEHLE_VERSION "0.1.0"
+#endif
+
+int main(int argc, char** argv) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  absl::StatusOr<loehle::Command> command = loehle::ParseCommandLine(args);
+  if (!command.ok()) {
+    fprintf(stderr, "scx_loehle: %s\n",
+            std::string(command.status().message()).c_str());
+    return 2;
+  }
+  absl::Status result;
+  switch (command->kind) {
+    case loehle::Command::Kind::kHelp:
+      fputs(loehle::UsageText().c_str(), stdout);
+      return 0;
+    case loehle::Command::Kind::kVersion:
+      printf("scx_loehle %s\n", LOEHLE_VERSION);
+      return 0;
+    case loehle::Command::Kind::kRun:
+      result = loehle::RunDaemon(command->daemon);
+      break;
+    default:
+      result = loehle::RunCtl(*command);
+      break;
+  }
+  if (!result.ok()) {
+    fprintf(stderr, "scx_loehle: %s\n", std::string(result.message()).c_str());
+    return 1;
+  }
+  return 0;
+}

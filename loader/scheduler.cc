@@ -1,0 +1,356 @@
+#include "loader/scheduler.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
+#include <deque>
+#include <fstream>
+#include <sstream>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
+#include "loehle/intf.h"
+
+// The skeleton names its BPF globals' types as the BPF side spells them.
+#include "loehle.skel.h"
+
+namespace loehle {
+namespace {
+
+// libbpf's messages for the current load, so that a verifier rejection can
+// be reported with the end of its log. Only Start() loads, on one thread.
+std::deque<std::string>* libbpf_log = nullptr;
+bool libbpf_verbose = false;
+
+int CaptureLibbpfPrint(enum libbpf_print_level level, const char* format,
+                       va_list args) {
+  char line[1024];
+  vsnprintf(line, sizeof(line), format, args);
+  if (libbpf_verbose || level == LIBBPF_WARN) {
+    if (libbpf_verbose) fputs(line, stderr);
+  }
+  if (libbpf_log != nullptr && level != LIBBPF_DEBUG) {
+    std::string text(line);
+    std::istringstream lines(text);
+    for (std::string one; std::getline(lines, one);) {
+      if (one.empty()) continue;
+      libbpf_log->push_back(one);
+      if (libbpf_log->size() > 400) libbpf_log->pop_front();
+    }
+  }
+  return 0;
+}
+
+std::string LogTail(const std::deque<std::string>& log, size_t lines) {
+  std::vector<std::string> tail;
+  size_t start = log.size() > lines ? log.size() - lines : 0;
+  for (size_t i = start; i < log.size(); ++i) tail.push_back(log[i]);
+  return absl::StrJoin(tail, " | ");
+}
+
+std::string ReadFirstLine(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  if (!in || !std::getline(in, line)) return "";
+  return std::string(absl::StripAsciiWhitespace(line));
+}
+
+std::string ExitKindName(int64_t kind) {
+  switch (kind) {
+    case 0: return "none";
+    case 1: return "done";
+    case 64: return "unregistered";
+    case 65: return "unregistered by the BPF scheduler";
+    case 66: return "unregistered by the kernel";
+    case 67: return "disabled by sysrq-S";
+    case 1024: return "error";
+    case 1025: return "error in the BPF scheduler";
+    case 1026: return "runnable task stall";
+    default: return absl::StrCat("exit kind ", kind);
+  }
+}
+
+}  // namespace
+
+std::string ExitRecord::Describe() const {
+  std::string text = ExitKindName(kind);
+  if (!reason.empty()) absl::StrAppend(&text, " (", reason, ")");
+  if (!message.empty()) absl::StrAppend(&text, ": ", message);
+  if (WantsRestart()) absl::StrAppend(&text, " [kernel asks for a restart]");
+  return text;
+}
+
+std::string ReadSchedExtState(const std::string& sysfs_root) {
+  return ReadFirstLine(sysfs_root + "/kernel/sched_ext/state");
+}
+
+std::string ReadSchedExtOps(const std::string& sysfs_root) {
+  return ReadFirstLine(sysfs_root + "/kernel/sched_ext/root/ops");
+}
+
+absl::Status CheckSchedExtAvailable(const std::string& sysfs_root,
+                                    unsigned euid) {
+  if (access((sysfs_root + "/kernel/sched_ext").c_str(), F_OK) != 0) {
+    return absl::FailedPreconditionError(
+        "this kernel has no sched_ext (CONFIG_SCHED_CLASS_EXT is not set, "
+        "no /sys/kernel/sched_ext); run scx_loehle in a VM with "
+        "`scripts/vm -- build/scx_loehle`");
+  }
+  if (euid != 0) {
+    return absl::PermissionDeniedError(
+        "scx_loehle must run as root: loading a sched_ext scheduler needs "
+        "CAP_SYS_ADMIN and CAP_BPF (try sudo)");
+  }
+  std::string state = ReadSchedExtState(sysfs_root);
+  if (!state.empty() && state != "disabled") {
+    std::string ops = ReadSchedExtOps(sysfs_root);
+    return absl::FailedPreconditionError(absl::StrCat(
+        "another sched_ext scheduler is already loaded: ",
+        ops.empty() ? "(name unknown)" : ops, " (state ", state,
+        "); stop it first"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Start(
+    const Topology& topology, const Options& options) {
+  if (absl::Status ok = CheckSchedExtAvailable(options.sysfs_root, geteuid());
+      !ok.ok()) {
+    return ok;
+  }
+  if (topology.cpus.empty() ||
+      topology.cpus.size() > static_cast<size_t>(LOEHLE_MAX_CPUS)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("unsupported CPU count ", topology.cpus.size(),
+                     " (1 to ", LOEHLE_MAX_CPUS, ")"));
+  }
+
+  std::deque<std::string> log;
+  libbpf_log = &log;
+  libbpf_verbose = options.verbose;
+  libbpf_set_print(CaptureLibbpfPrint);
+
+  std::unique_ptr<Scheduler> sched(new Scheduler());
+  sched->nr_cpus_ = static_cast<int>(topology.cpus.size());
+  sched->nr_possible_ = libbpf_num_possible_cpus();
+  if (sched->nr_possible_ <= 0) {
+    libbpf_log = nullptr;
+    return absl::InternalError("cannot count the possible CPUs");
+  }
+
+  sched->skel_ = loehle_bpf__open();
+  if (sched->skel_ == nullptr) {
+    libbpf_log = nullptr;
+    return absl::InternalError(
+        absl::StrCat("cannot open the BPF object: ", strerror(errno)));
+  }
+  auto* ro = sched->skel_->rodata;
+  ro->nr_cpus = static_cast<__u32>(topology.cpus.size());
+  ro->nr_llcs = static_cast<__u32>(std::max(1, topology.nr_llcs));
+  ro->nr_nodes = static_cast<__u32>(std::max(1, topology.nr_nodes));
+  ro->smt_active = topology.smt_active;
+  for (const CpuTopology& cpu : topology.cpus) {
+    ro->topo[cpu.cpu].core = static_cast<__u32>(cpu.core);
+    ro->topo[cpu.cpu].llc = static_cast<__u32>(cpu.llc);
+    ro->topo[cpu.cpu].node = static_cast<__u32>(cpu.node);
+    ro->topo[cpu.cpu].online = cpu.online;
+    // States past the end of a CPU's table count as its deepest known one;
+    // with no table at all every published state has latency 0, so all
+    // idle CPUs tie and only the tie-break decides.
+    const std::vector<uint64_t>* table =
+        static_cast<size_t>(cpu.cpu) < topology.exit_latency_ns.size()
+            ? &topology.exit_latency_ns[cpu.cpu]
+            : nullptr;
+    uint64_t deepest = 0;
+    for (int state = 0; state < LOEHLE_MAX_IDLE_STATES; ++state) {
+      if (table != nullptr && static_cast<size_t>(state) < table->size()) {
+        deepest = (*table)[state];
+      }
+      ro->exit_latency_ns[cpu.cpu][state] = deepest;
+    }
+  }
+
+  sched->first_generation_ = options.first_generation;
+  sched->generation_ = options.first_generation;
+  sched->settings_by_generation_[sched->generation_] = options.settings;
+  sched->skel_->bss->configs[0] =
+      ToBpfConfig(options.settings, sched->generation_);
+  sched->skel_->bss->active_config = 0;
+
+  if (int err = loehle_bpf__load(sched->skel_); err != 0) {
+    std::string tail = LogTail(log, 12);
+    libbpf_log = nullptr;
+    return absl::InternalError(absl::StrCat(
+        "the kernel rejected the BPF scheduler (", strerror(-err), ")",
+        tail.empty() ? "" : absl::StrCat(": ", tail)));
+  }
+
+  // Make bpf_prog_info report run time and count; closing the fd restores.
+  sched->run_time_stats_fd_ = bpf_enable_stats(BPF_STATS_RUN_TIME);
+
+  if (int err = loehle_bpf__attach(sched->skel_); err != 0) {
+    std::string tail = LogTail(log, 6);
+    libbpf_log = nullptr;
+    std::string why = strerror(-err);
+    if (err == -EBUSY || err == -EEXIST) {
+      std::string ops = ReadSchedExtOps(options.sysfs_root);
+      return absl::FailedPreconditionError(absl::StrCat(
+          "another sched_ext scheduler is already loaded: ",
+          ops.empty() ? "(name unknown)" : ops));
+    }
+    return absl::InternalError(absl::StrCat(
+        "cannot attach the scheduler (", why, ")",
+        tail.empty() ? "" : absl::StrCat(": ", tail)));
+  }
+  libbpf_log = nullptr;
+
+  sched->events_ = ring_buffer__new(
+      bpf_map__fd(sched->skel_->maps.events),
+      [](void* ctx, void* data, size_t size) -> int {
+        auto* self = static_cast<Scheduler*>(ctx);
+        if (size >= sizeof(loehle_pick_event) && self->sink_) {
+          loehle_pick_event event;
+          memcpy(&event, data, sizeof(event));
+          self->sink_(event);
+        }
+        return 0;
+      },
+      sched.get(), nullptr);
+  if (sched->events_ == nullptr) {
+    return absl::InternalError(
+        absl::StrCat("cannot open the event ring buffer: ", strerror(errno)));
+  }
+  return sched;
+}
+
+Scheduler::~Scheduler() {
+  if (events_ != nullptr) ring_buffer__free(events_);
+  // Destroying the skeleton destroys the struct_ops link: the kernel
+  // disables the scheduler and returns every task to the fair class.
+  if (skel_ != nullptr) loehle_bpf__destroy(skel_);
+  if (run_time_stats_fd_ >= 0) close(run_time_stats_fd_);
+}
+
+void Scheduler::WriteConfig(const Settings& settings, uint32_t generation) {
+  auto* bss = skel_->bss;
+  uint32_t next = (__atomic_load_n(&bss->active_config, __ATOMIC_ACQUIRE) + 1) & 1;
+  bss->configs[next] = ToBpfConfig(settings, generation);
+  // Publish the filled copy; a select_cpu reads either all of the old
+  // generation or all of the new one.
+  __atomic_store_n(&bss->active_config, next, __ATOMIC_RELEASE);
+}
+
+absl::Status Scheduler::Apply(const Settings& settings) {
+  uint32_t next = generation_ + 1;
+  // The slot `next` will use still holds generation next - SLOTS: keep its
+  // final figures before the BPF side and we recycle it.
+  if (next >= first_generation_ + LOEHLE_GEN_SLOTS) {
+    uint32_t retiring = next - LOEHLE_GEN_SLOTS;
+    if (!retired_.contains(retiring)) {
+      absl::StatusOr<GenerationStats> last = ReadLiveGeneration(retiring);
+      if (!last.ok()) return last.status();
+      retired_[retiring] = *std::move(last);
+    }
+  }
+  int fd = bpf_map__fd(skel_->maps.fork_picks);
+  uint64_t zero = 0;
+  for (int cpu = 0; cpu < nr_cpus_; ++cpu) {
+    uint32_t key = (next % LOEHLE_GEN_SLOTS) * LOEHLE_MAX_CPUS + cpu;
+    if (bpf_map_update_elem(fd, &key, &zero, BPF_ANY) != 0) {
+      return absl::InternalError(
+          absl::StrCat("cannot reset fork_picks: ", strerror(errno)));
+    }
+  }
+  settings_by_generation_[next] = settings;
+  WriteConfig(settings, next);
+  generation_ = next;
+  return absl::OkStatus();
+}
+
+absl::StatusOr<GenerationStats> Scheduler::ReadGeneration(
+    uint32_t generation) const {
+  if (auto it = retired_.find(generation); it != retired_.end()) {
+    return it->second;
+  }
+  if (!settings_by_generation_.contains(generation)) {
+    return absl::NotFoundError(
+        absl::StrCat("generation ", generation, " never ran"));
+  }
+  return ReadLiveGeneration(generation);
+}
+
+absl::StatusOr<GenerationStats> Scheduler::ReadLiveGeneration(
+    uint32_t generation) const {
+  uint32_t slot = generation % LOEHLE_GEN_SLOTS;
+  std::vector<loehle_stats> per_cpu(nr_possible_);
+  if (bpf_map_lookup_elem(bpf_map__fd(skel_->maps.stats), &slot,
+                          per_cpu.data()) != 0) {
+    return absl::InternalError(
+        absl::StrCat("cannot read the stats map: ", strerror(errno)));
+  }
+  GenerationStats sum = SumCpus(per_cpu, generation);
+  sum.fork_picks.assign(nr_cpus_, 0);
+  int fd = bpf_map__fd(skel_->maps.fork_picks);
+  for (int cpu = 0; cpu < nr_cpus_; ++cpu) {
+    uint32_t key = slot * LOEHLE_MAX_CPUS + cpu;
+    uint64_t picks = 0;
+    if (bpf_map_lookup_elem(fd, &key, &picks) != 0) {
+      return absl::InternalError(
+          absl::StrCat("cannot read fork_picks: ", strerror(errno)));
+    }
+    sum.fork_picks[cpu] = picks;
+  }
+  return sum;
+}
+
+std::optional<ExitRecord> Scheduler::Exit() const {
+  const auto& info = skel_->bss->exit_info;
+  int64_t kind = __atomic_load_n(&info.kind, __ATOMIC_ACQUIRE);
+  if (kind == 0) return std::nullopt;
+  ExitRecord record;
+  record.kind = kind;
+  record.exit_code = info.exit_code;
+  record.reason.assign(info.reason, strnlen(info.reason, sizeof(info.reason)));
+  record.message.assign(info.msg, strnlen(info.msg, sizeof(info.msg)));
+  return record;
+}
+
+absl::StatusOr<int> Scheduler::ConsumeEvents(
+    std::function<void(const loehle_pick_event&)> sink) {
+  sink_ = std::move(sink);
+  int n = ring_buffer__consume(events_);
+  sink_ = nullptr;
+  if (n < 0) {
+    return absl::InternalError(
+        absl::StrCat("cannot read the event ring buffer: ", strerror(-n)));
+  }
+  return n;
+}
+
+std::vector<ProgramCost> Scheduler::ProgramCosts() const {
+  std::vector<ProgramCost> costs;
+  struct bpf_program* prog;
+  bpf_object__for_each_program(prog, skel_->obj) {
+    struct bpf_prog_info info;
+    uint32_t len = sizeof(info);
+    memset(&info, 0, sizeof(info));
+    int fd = bpf_program__fd(prog);
+    if (fd < 0 || bpf_prog_get_info_by_fd(fd, &info, &len) != 0) continue;
+    std::string name = bpf_program__name(prog);
+    if (absl::StartsWith(name, "loehle_")) name = name.substr(7);
+    costs.push_back({name, info.run_cnt, info.run_time_ns});
+  }
+  return costs;
+}
+
+}  // namespace loehle

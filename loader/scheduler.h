@@ -1,0 +1,136 @@
+// The loaded scx_loehle BPF scheduler: one object owns the skeleton, the
+// struct_ops link and the kernel's BPF run-time statistics for as long as
+// the scheduler is attached. Destroying it detaches the scheduler, and the
+// kernel moves every task back to the fair class.
+//
+// Contract:
+// - CheckSchedExtAvailable() explains, in one line, why this machine cannot
+//   run a sched_ext scheduler right now (no sched_ext in the kernel, not
+//   root, another scheduler loaded); Start() calls it first.
+// - Start() opens, configures (topology, exit-latency table, first
+//   generation's settings), loads and attaches. A verifier rejection comes
+//   back with the tail of the verifier log.
+// - Apply() starts a new configuration generation without detaching; picks
+//   made from then on are counted under it.
+// - ReadGeneration() sums the per-CPU counters of one generation. The BPF
+//   side keeps LOEHLE_GEN_SLOTS generations; Apply() snapshots the one whose
+//   slot it is about to recycle, so older generations stay readable.
+// - ExitInfo() reports the kernel's exit record once the kernel has disabled
+//   the scheduler (error, stall, hotplug, sysrq, or our own detach).
+// Not thread-safe: one thread drives it.
+
+#ifndef LOEHLE_LOADER_SCHEDULER_H_
+#define LOEHLE_LOADER_SCHEDULER_H_
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "loader/options.h"
+#include "loader/stats.h"
+#include "loader/topology.h"
+#include "loehle/intf.h"
+
+struct loehle_bpf;   // generated skeleton (loehle.skel.h)
+struct ring_buffer;  // libbpf
+
+namespace loehle {
+
+// The kernel sets this action bit in exit_code when it wants the scheduler
+// reloaded, e.g. after CPU hotplug (SCX_ECODE_ACT_RESTART).
+inline constexpr uint64_t kExitActionRestart = 1ULL << 48;
+
+struct ExitRecord {
+  int64_t kind = 0;  // enum scx_exit_kind
+  int64_t exit_code = 0;
+  std::string reason;
+  std::string message;
+  bool WantsRestart() const {
+    return (static_cast<uint64_t>(exit_code) & kExitActionRestart) != 0;
+  }
+  // "runnable task stall (...): <message>" style one-liner.
+  std::string Describe() const;
+};
+
+struct ProgramCost {
+  std::string name;  // callback name without the loehle_ prefix
+  uint64_t run_count = 0;
+  uint64_t run_time_ns = 0;
+};
+
+// Why a sched_ext scheduler cannot be attached here, or OK. `euid` is the
+// caller's effective uid.
+absl::Status CheckSchedExtAvailable(const std::string& sysfs_root,
+                                    unsigned euid);
+
+// /sys/kernel/sched_ext/state and root/ops, "" when unreadable.
+std::string ReadSchedExtState(const std::string& sysfs_root = "/sys");
+std::string ReadSchedExtOps(const std::string& sysfs_root = "/sys");
+
+class Scheduler {
+ public:
+  struct Options {
+    Settings settings;
+    uint32_t first_generation = 1;
+    bool verbose = false;
+    std::string sysfs_root = "/sys";
+  };
+
+  static absl::StatusOr<std::unique_ptr<Scheduler>> Start(
+      const Topology& topology, const Options& options);
+
+  Scheduler(const Scheduler&) = delete;
+  Scheduler& operator=(const Scheduler&) = delete;
+  ~Scheduler();
+
+  // Starts generation() + 1 with `settings` (validated by the caller).
+  absl::Status Apply(const Settings& settings);
+
+  uint32_t generation() const { return generation_; }
+  const Settings& settings() const { return settings_by_generation_.at(generation_); }
+  const std::map<uint32_t, Settings>& settings_by_generation() const {
+    return settings_by_generation_;
+  }
+
+  // Counters of one generation this scheduler has run.
+  absl::StatusOr<GenerationStats> ReadGeneration(uint32_t generation) const;
+
+  // Set once the kernel has disabled the scheduler.
+  std::optional<ExitRecord> Exit() const;
+
+  // Hands every pick event waiting in the ring buffer to `sink`; returns how
+  // many there were.
+  absl::StatusOr<int> ConsumeEvents(
+      std::function<void(const loehle_pick_event&)> sink);
+
+  // Run count and time of each callback since attach.
+  std::vector<ProgramCost> ProgramCosts() const;
+
+  int nr_cpus() const { return nr_cpus_; }
+
+ private:
+  Scheduler() = default;
+  absl::StatusOr<GenerationStats> ReadLiveGeneration(uint32_t generation) const;
+  void WriteConfig(const Settings& settings, uint32_t generation);
+
+  struct loehle_bpf* skel_ = nullptr;
+  struct ring_buffer* events_ = nullptr;
+  int run_time_stats_fd_ = -1;
+  int nr_cpus_ = 0;
+  int nr_possible_ = 0;
+  uint32_t generation_ = 0;
+  uint32_t first_generation_ = 0;
+  std::map<uint32_t, Settings> settings_by_generation_;
+  std::map<uint32_t, GenerationStats> retired_;  // slots since recycled
+  std::function<void(const loehle_pick_event&)> sink_;
+};
+
+}  // namespace loehle
+
+#endif  // LOEHLE_LOADER_SCHEDULER_H_

@@ -1,0 +1,461 @@
+#!/bin/sh
+# Guest side of scripts/bench (busybox sh; also runs on a sched_ext host with
+# scripts/bench --native). Runs the seeds' experiments against one
+# scx_loehle process and leaves raw outputs in $BENCH_OUT; the host turns
+# them into results.json, report.md and plots (scripts/bench.d/report.py).
+#
+# Environment (scripts/bench sets it):
+#   BENCH_OUT     where the raw outputs go (default /out)
+#   BENCH_SCHED   the scheduler binary (default <repo>/build/scx_loehle)
+#   BENCH_QUICK   1: one repetition at small sizes (smoke run)
+#   BENCH_REPS    repetitions per configuration (default 5; 1 when quick)
+#   BENCH_ONLY    one experiment: fork, schedidle, latency, smt, overhead
+#
+# Layout of $BENCH_OUT:
+#   meta/            uname, versions, topology, settings of this run
+#   runs.tsv         one line per run: exp rep config params warmup status dir
+#   runs/<exp>/<n>/  one run: run.env, stdout, stderr, outputs of the
+#                    benchmark, ctl-set.txt, stats-before.json, stats-after.json
+#   sched/           the scheduler's logs, one per start
+#   errors           one line per failure (the host fails when it is non-empty)
+#   done             written last: the guest script reached its end
+#
+# Configurations: "kernel" is the kernel's own scheduler (scx_loehle stopped);
+# every other configuration is a `ctl set` on the running scheduler, i.e. a new
+# generation whose counters belong to that run alone.
+
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+OUT=${BENCH_OUT:-/out}
+SCHED=${BENCH_SCHED:-$ROOT/build/scx_loehle}
+QUICK=${BENCH_QUICK:-0}
+if [ "$QUICK" = 1 ]; then REPS=${BENCH_REPS:-1}; else REPS=${BENCH_REPS:-5}; fi
+ONLY=${BENCH_ONLY:-}
+STATE=${BENCH_STATE:-/sys/kernel/sched_ext/state}  # overridable for tests with a mock
+SOCK=/run/scx_loehle.sock
+TMPD=${TMPDIR:-/tmp}/loehle-bench.$$
+NCPUS=$(grep -c '^processor' /proc/cpuinfo)
+CG=${BENCH_CGROUP:-/sys/fs/cgroup}
+
+mkdir -p "$OUT/meta" "$OUT/runs" "$OUT/sched" "$TMPD" /run 2>/dev/null
+: >"$OUT/errors"
+: >"$OUT/runs.tsv"
+rm -f "$OUT/done"
+
+log() { echo "bench: $*" >&2; }
+err() { echo "$*" >>"$OUT/errors"; log "error: $*"; }
+uptime_s() { read -r _u _rest </proc/uptime; echo "$_u"; }
+fsub() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }
+
+# ---- the scheduler ---------------------------------------------------------------
+SCHED_PID=
+SCHED_STARTS=0
+LATFILE=$TMPD/idle-latency
+# Equal exit latencies everywhere: the seed-000 ties are what is measured.
+echo '* 0=0 1=10 2=100' >"$LATFILE"
+
+wait_state() { # STATE TENTHS
+	_n=$2
+	while [ "$(cat "$STATE" 2>/dev/null)" != "$1" ]; do
+		[ "$_n" -le 0 ] && return 1
+		_n=$((_n - 1))
+		sleep 0.1
+	done
+}
+
+sched_alive() { [ -n "$SCHED_PID" ] && kill -0 "$SCHED_PID" 2>/dev/null; }
+
+sched_start() {
+	sched_alive && [ "$(cat "$STATE" 2>/dev/null)" = enabled ] && return 0
+	[ -e "$STATE" ] || { err "no $STATE: this kernel has no sched_ext"; return 1; }
+	[ -x "$SCHED" ] || { err "$SCHED is missing or not executable"; return 1; }
+	wait_state disabled 100 || { err "sched_ext state is '$(cat "$STATE")' before starting scx_loehle"; return 1; }
+	SCHED_STARTS=$((SCHED_STARTS + 1))
+	_log=$OUT/sched/sched-$SCHED_STARTS.log
+	"$SCHED" --stats 0 --sample-every 0 --idle-latency-file "$LATFILE" >"$_log" 2>&1 &
+	SCHED_PID=$!
+	_n=600
+	while [ "$(cat "$STATE")" != enabled ] || ! "$SCHED" ctl get >/dev/null 2>&1; do
+		if ! sched_alive; then
+			wait "$SCHED_PID"
+			err "scx_loehle did not attach: exit status $? ($(tail -n 3 "$_log" | tr '\n' ' '))"
+			SCHED_PID=
+			return 1
+		fi
+		if [ "$_n" -le 0 ]; then
+			err "scx_loehle did not attach within 60 s (state $(cat "$STATE"); $(tail -n 3 "$_log" | tr '\n' ' '))"
+			kill -9 "$SCHED_PID" 2>/dev/null
+			SCHED_PID=
+			return 1
+		fi
+		_n=$((_n - 1))
+		sleep 0.1
+	done
+	log "scx_loehle attached (start $SCHED_STARTS)"
+}
+
+sched_stop() {
+	if sched_alive; then
+		kill -INT "$SCHED_PID"
+		wait "$SCHED_PID"
+		_rc=$?
+		[ "$_rc" -eq 0 ] || err "scx_loehle exited with status $_rc after SIGINT ($(tail -n 3 "$OUT/sched/sched-$SCHED_STARTS.log" | tr '\n' ' '))"
+	fi
+	SCHED_PID=
+	wait_state disabled 100 || { err "sched_ext state stays '$(cat "$STATE")' after stopping scx_loehle"; return 1; }
+}
+
+# Apply a configuration: "kernel" stops the scheduler; anything else is
+# "policy/sched-idle/smt" and becomes a new generation. Writes ctl-set.txt.
+apply_config() { # SPEC DIR
+	local _p _r _si _smt
+	if [ "$1" = kernel ]; then
+		sched_stop
+		return
+	fi
+	sched_start || return 1
+	_p=${1%%/*} _r=${1#*/}
+	_si=${_r%%/*} _smt=${_r#*/}
+	"$SCHED" ctl set --policy="$_p" --sched-idle="$_si" --smt="$_smt" >"$2/ctl-set.txt" 2>&1 ||
+		{ err "ctl set $1 failed: $(cat "$2/ctl-set.txt")"; return 1; }
+}
+
+stats_save() { # FILE
+	"$SCHED" ctl stats --json >"$1" 2>"$1.err" || { err "ctl stats --json failed: $(cat "$1.err")"; return 1; }
+	rm -f "$1.err"
+}
+
+# ---- runs -------------------------------------------------------------------------
+RUN_N=0
+# run EXP REP LABEL SPEC PARAMS WARMUP WORKLOAD [ARGS...]
+# WORKLOAD is a shell function called with DIR followed by ARGS; it writes its
+# outputs into DIR and returns non-zero when the benchmark failed.
+run() {
+	local _exp _rep _label _spec _params _warm _wl _dir _status _t0 _t1
+	_exp=$1 _rep=$2 _label=$3 _spec=$4 _params=$5 _warm=$6 _wl=$7
+	shift 7
+	RUN_N=$((RUN_N + 1))
+	_dir=$OUT/runs/$_exp/$(printf '%04d' "$RUN_N")
+	mkdir -p "$_dir"
+	{
+		echo "exp=$_exp"
+		echo "rep=$_rep"
+		echo "config=$_label"
+		echo "spec=$_spec"
+		echo "params=$_params"
+		echo "warmup=$_warm"
+	} >"$_dir/run.env"
+	_status=ok
+	if ! apply_config "$_spec" "$_dir"; then
+		_status=config-failed
+	else
+		[ "$_spec" != kernel ] && { stats_save "$_dir/stats-before.json" || _status=stats-failed; }
+		_t0=$(uptime_s)
+		"$_wl" "$_dir" "$@" >"$_dir/stdout" 2>"$_dir/stderr" || _status=workload-failed
+		_t1=$(uptime_s)
+		echo "elapsed_s=$(fsub "$_t0" "$_t1")" >>"$_dir/run.env"
+		if [ "$_spec" != kernel ]; then
+			if ! sched_alive || [ "$(cat "$STATE")" != enabled ]; then
+				_status=scheduler-died
+				err "$_exp $_label $_params: scx_loehle is gone after the run (state $(cat "$STATE"); $(tail -n 3 "$OUT/sched/sched-$SCHED_STARTS.log" | tr '\n' ' '))"
+				wait "$SCHED_PID" 2>/dev/null
+				SCHED_PID=
+			else
+				stats_save "$_dir/stats-after.json" || _status=stats-failed
+			fi
+		fi
+	fi
+	echo "status=$_status" >>"$_dir/run.env"
+	[ "$_status" = ok ] || [ "$_status" = scheduler-died ] || err "$_exp rep $_rep $_label $_params: $_status ($(tail -n 2 "$_dir/stderr" 2>/dev/null | tr '\n' ' '))"
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$_exp" "$_rep" "$_label" "$_params" "$_warm" "$_status" "${_dir#"$OUT"/}" >>"$OUT/runs.tsv"
+	log "$_exp rep $_rep $_label $_params: $_status"
+}
+
+# Interleaved order within a repetition: the kernel baseline first (scheduler
+# stopped), then every scx configuration of the list, rotated by the
+# repetition number so that no configuration always runs right after a start.
+# configs: "label=spec label=spec ..."
+for_configs() { # REP CONFIGS -> prints "label spec" lines in run order
+	local _i _n _c _k _scx _off _j
+	_i=0 _n=0
+	for _c in $2; do _n=$((_n + 1)); done
+	for _c in $2; do
+		case $_c in kernel=*) echo "kernel kernel" ;; esac
+	done
+	_k=0
+	_scx=
+	for _c in $2; do
+		case $_c in kernel=*) continue ;; esac
+		_scx="$_scx $_c"
+		_k=$((_k + 1))
+	done
+	[ "$_k" -gt 0 ] || return 0
+	_off=$(($1 % _k))
+	_j=0
+	for _c in $_scx $_scx; do
+		if [ "$_j" -ge "$_off" ] && [ "$_j" -lt $((_off + _k)) ]; then
+			echo "${_c%%=*} ${_c#*=}"
+		fi
+		_j=$((_j + 1))
+	done
+}
+
+# experiment EXP CONFIGS PARAMSETS WORKLOAD: a warm-up run, then REPS
+# repetitions, each running every configuration for every parameter set.
+experiment() {
+	local _e _cfgs _psets _w _first _wspec _r _lbl _spec _ps
+	_e=$1 _cfgs=$2 _psets=$3 _w=$4
+	log "experiment $_e: $REPS repetition(s)"
+	_first=$(echo "$_psets" | awk '{ print $1 }')
+	_wspec=$(for_configs 0 "$_cfgs" | awk '$1 != "kernel" { print $2; exit }')
+	run "$_e" 0 warmup "${_wspec:-kernel}" "$_first" 1 "$_w" "$_first" </dev/null
+	_r=1
+	while [ "$_r" -le "$REPS" ]; do
+		for_configs "$_r" "$_cfgs" >"$TMPD/order"
+		while read -r _lbl _spec; do
+			for _ps in $_psets; do
+				run "$_e" "$_r" "$_lbl" "$_spec" "$_ps" 0 "$_w" "$_ps" </dev/null
+			done
+		done <"$TMPD/order"
+		_r=$((_r + 1))
+	done
+}
+
+# Run "$@" in cgroup $1 (a path under $CG, or "" for none).
+in_cgroup() {
+	local _cgp
+	_cgp=$1
+	shift
+	if [ -n "$_cgp" ]; then
+		sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$CG/$_cgp" "$@"
+	else
+		"$@"
+	fi
+}
+
+# ---- experiment 1: fork placement (seed 000) -----------------------------------
+# params "N,M": stress-ng --fork N --fork-max M
+wl_fork() { # DIR N,M
+	local _n _m
+	_n=${2%,*} _m=${2#*,}
+	cd "$TMPD" && stress-ng --fork "$_n" --fork-max "$_m" -t "$FORK_T" --metrics-brief --yaml "$1/stress.yaml"
+}
+
+# ---- experiment 2: SCHED_IDLE batch work (seed 003) ----------------------------
+# N SCHED_IDLE workers share SI_JOBS jobs; each job is a fork+exec of a
+# CPU-bound busybox shell loop followed by a 10 ms sleep, like a build's
+# compiler invocations. SI_HOGS SCHED_IDLE CPU hogs keep some CPUs busy with
+# SCHED_IDLE work for the whole run (the CPUs seed 003 is about).
+wl_schedidle() { # DIR N
+	local _n _per _hog _t0 _t1 _i _pids _fail _p
+	_n=$2
+	_per=$((SI_JOBS / _n))
+	_hog=
+	if [ "$SI_HOGS" -gt 0 ]; then
+		chrt --idle 0 stress-ng --cpu "$SI_HOGS" --cpu-method int64 -t 600 --quiet &
+		_hog=$!
+		sleep 0.5
+	fi
+	_t0=$(uptime_s)
+	_i=0
+	_pids=
+	while [ "$_i" -lt "$_n" ]; do
+		chrt --idle 0 sh "$ROOT/scripts/bench.d/si-worker.sh" "$_per" "$SI_LOOP" &
+		_pids="$_pids $!"
+		_i=$((_i + 1))
+	done
+	_fail=0
+	for _p in $_pids; do wait "$_p" || _fail=1; done
+	_t1=$(uptime_s)
+	[ -n "$_hog" ] && { kill "$_hog" 2>/dev/null; wait "$_hog" 2>/dev/null; }
+	{
+		echo "workers=$_n"
+		echo "jobs=$SI_JOBS"
+		echo "loop=$SI_LOOP"
+		echo "hogs=$SI_HOGS"
+		echo "completion_s=$(fsub "$_t0" "$_t1")"
+	} >"$1/result.env"
+	return $_fail
+}
+
+# ---- experiment 3: wakeup latency beside SCHED_IDLE noise (seed 004) ----------
+# Layout t1: $CG/bench and $CG/noise (cpu.idle=1) are siblings.
+# Layout t2: $CG/bench and $CG/x, with the noise in $CG/x/noise (cpu.idle=1).
+cg_setup() {
+	{
+		echo "+cpu" >"$CG/cgroup.subtree_control" 2>/dev/null && echo "root +cpu ok" || echo "root +cpu failed"
+		mkdir -p "$CG/bench" "$CG/noise" "$CG/x"
+		echo "+cpu" >"$CG/x/cgroup.subtree_control" 2>/dev/null && echo "x +cpu ok" || echo "x +cpu failed"
+		mkdir -p "$CG/x/noise"
+		for _g in noise x/noise; do
+			if echo 1 >"$CG/$_g/cpu.idle" 2>/dev/null; then echo "$_g cpu.idle=1 ok"; else echo "$_g cpu.idle=1 failed"; fi
+		done
+	} >"$OUT/meta/cgroups.txt" 2>&1
+	[ -d "$CG/bench" ] || err "cannot create cgroups under $CG"
+}
+
+wl_latency() { # DIR LAYOUT
+	local _ncg _noise _fail
+	case $2 in
+	t1) _ncg=noise ;;
+	t2) _ncg=x/noise ;;
+	esac
+	in_cgroup "$_ncg" chrt --idle 0 stress-ng --cpu "$NCPUS" --cpu-method int64 -t 600 --quiet &
+	_noise=$!
+	sleep 0.5
+	_fail=0
+	# Histogram lines with zero counts carry nothing: keep the others.
+	in_cgroup bench cyclictest -m -q -D "$LAT_D" -t "$LAT_THREADS" -i 1000 -h 20000 --policy=other >"$1/cyclictest.raw" 2>"$1/cyclictest.err" || _fail=1
+	awk '/^#/ { print; next } { s = 0; for (i = 2; i <= NF; i++) s += $i; if (s > 0) print }' "$1/cyclictest.raw" >"$1/cyclictest.txt"
+	rm -f "$1/cyclictest.raw"
+	if command -v perf >/dev/null; then
+		in_cgroup bench perf bench sched pipe -l "$LAT_PIPE" >"$1/perf-pipe.txt" 2>&1 || _fail=1
+	fi
+	in_cgroup bench hackbench -g 2 -f 10 -l "$LAT_HB" >"$1/hackbench.txt" 2>&1 || _fail=1
+	kill "$_noise" 2>/dev/null
+	wait "$_noise" 2>/dev/null
+	return $_fail
+}
+
+# ---- experiment 4: SMT, one task per core (seed 002) ---------------------------
+wl_smt() { # DIR CORES
+	local _d _s _w _st _line _l _p
+	_d=$1
+	cd "$TMPD" || return 1
+	stress-ng --cpu "$2" --cpu-method int64 -t "$SMT_T" --metrics-brief --yaml "$_d/stress.yaml" &
+	_s=$!
+	sleep 0.5
+	_w=
+	for _st in /proc/[0-9]*/stat; do
+		read -r _line <"$_st" 2>/dev/null || continue
+		# shellcheck disable=SC2086
+		set -- $_line
+		[ "$4" = "$_s" ] && _w="$_w $1"
+	done
+	echo "workers$_w" >"$_d/samples.txt"
+	# field 39 of /proc/PID/stat: the CPU the task last ran on
+	while kill -0 "$_s" 2>/dev/null; do
+		_l=
+		for _p in $_w; do
+			read -r _line <"/proc/$_p/stat" 2>/dev/null || continue
+			# shellcheck disable=SC2086
+			set -- $_line
+			shift 38
+			_l="$_l $1"
+		done
+		[ -n "$_l" ] && echo "s$_l" >>"$_d/samples.txt"
+		sleep 0.02
+	done
+	wait "$_s"
+}
+
+# ---- experiment 5: select_cpu overhead ------------------------------------------
+wl_overhead() { # DIR LOAD
+	cd "$TMPD" && stress-ng --fork 4 -t "$OH_T" --metrics-brief --yaml "$1/stress.yaml" &&
+		hackbench -g 4 -f 10 -l "$OH_HB" >"$1/hackbench.txt" 2>&1
+}
+
+# ---- meta ----------------------------------------------------------------------------
+write_meta() {
+	_m=$OUT/meta
+	uname -a >"$_m/uname"
+	uname -r >"$_m/kernel"
+	echo "$NCPUS" >"$_m/ncpus"
+	{
+		echo "quick=$QUICK"
+		echo "reps=$REPS"
+		echo "only=$ONLY"
+		echo "fork_t=$FORK_T"
+		echo "fork_sizes=$FORK_SIZES"
+		echo "si_sizes=$SI_SIZES"
+		echo "si_jobs=$SI_JOBS"
+		echo "si_loop=$SI_LOOP"
+		echo "si_hogs=$SI_HOGS"
+		echo "lat_d=$LAT_D"
+		echo "lat_threads=$LAT_THREADS"
+		echo "lat_pipe=$LAT_PIPE"
+		echo "lat_hb=$LAT_HB"
+		echo "smt_t=$SMT_T"
+		echo "smt_cores=$SMT_CORES"
+		echo "oh_t=$OH_T"
+		echo "oh_hb=$OH_HB"
+		echo "vm=${LOEHLE_VM:-0}"
+		echo "vm_cpus=${LOEHLE_VM_CPUS:-}"
+		echo "vm_smt=${LOEHLE_VM_SMT:-}"
+		echo "vm_nodes=${LOEHLE_VM_NODES:-}"
+		echo "vm_mem_mb=${LOEHLE_VM_MEM_MB:-}"
+		echo "vm_kernel=${LOEHLE_VM_KERNEL:-}"
+		echo "idle_latency_file=$(cat "$LATFILE")"
+	} >"$_m/settings.env"
+	{
+		echo "scx_loehle: $("$SCHED" --version 2>&1 | head -n 1)"
+		echo "stress-ng: $(stress-ng --version 2>&1 | head -n 1)"
+		echo "cyclictest: $(cyclictest --help 2>&1 | head -n 1)"
+		echo "hackbench: $(command -v hackbench)"
+		echo "perf: $(perf version 2>&1 | head -n 1)"
+		echo "chrt: $(chrt --version 2>&1 | head -n 1)"
+		echo "busybox: $(busybox 2>&1 | head -n 1)"
+	} >"$_m/versions.txt"
+	for _c in /sys/devices/system/cpu/cpu[0-9]*; do
+		_id=${_c##*cpu}
+		_node=$(ls -d "$_c"/node[0-9]* 2>/dev/null | head -n 1)
+		_node=${_node##*node}
+		printf '%s\t%s\t%s\t%s\t%s\n' "$_id" \
+			"$(cat "$_c/topology/thread_siblings_list" 2>/dev/null)" \
+			"$(cat "$_c/topology/physical_package_id" 2>/dev/null)" \
+			"${_node:-0}" \
+			"$(cat "$_c/cache/index3/shared_cpu_list" 2>/dev/null)"
+	done | sort -n >"$_m/topology.tsv"
+	grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //' >"$_m/cpu_model"
+	cat /sys/devices/system/cpu/smt/active >"$_m/smt_active" 2>/dev/null
+	cat "$STATE" >"$_m/sched_ext_state_before" 2>/dev/null
+}
+
+# ---- main -------------------------------------------------------------------------------
+if [ "$QUICK" = 1 ]; then
+	FORK_T=2 FORK_SIZES="1,1 4,1 4,4 8,1 16,1"
+	SI_SIZES="2 8" SI_JOBS=16 SI_LOOP=20000
+	LAT_D=3 LAT_PIPE=2000 LAT_HB=20
+	SMT_T=3 OH_T=2 OH_HB=20
+else
+	FORK_T=5 FORK_SIZES="1,1 4,1 4,4 8,1 16,1"
+	SI_SIZES="1 2 4 8 16" SI_JOBS=64 SI_LOOP=20000
+	LAT_D=10 LAT_PIPE=10000 LAT_HB=100
+	SMT_T=10 OH_T=5 OH_HB=100
+fi
+LAT_THREADS=4
+SI_HOGS=$((NCPUS / 4))
+SMT_CORES=$(cat /sys/devices/system/cpu/cpu*/topology/thread_siblings_list 2>/dev/null | sort -u | wc -l)
+[ "$SMT_CORES" -gt 0 ] || SMT_CORES=$((NCPUS / 2))
+
+write_meta
+want() { [ -z "$ONLY" ] || [ "$ONLY" = "$1" ]; }
+
+# Settings: policy/sched-idle/smt. The fork and overhead runs use smt=off, as
+# seed 000's Altra has no SMT (the tie groups are whole LLCs and nodes).
+if want fork; then
+	experiment fork "kernel=kernel builtin=builtin/wakee-aware/off recency=recency/wakee-aware/off first=first/wakee-aware/off reservoir=reservoir/wakee-aware/off" \
+		"$FORK_SIZES" wl_fork
+fi
+if want schedidle; then
+	experiment schedidle "kernel=kernel builtin=builtin/mainline/idle-core mainline=reservoir/mainline/idle-core wakee-aware=reservoir/wakee-aware/idle-core" \
+		"$SI_SIZES" wl_schedidle
+fi
+if want latency; then
+	cg_setup
+	experiment latency "kernel=kernel builtin=builtin/mainline/idle-core mainline=reservoir/mainline/idle-core wakee-aware=reservoir/wakee-aware/idle-core idle-first=reservoir/idle-first/idle-core ignore=reservoir/ignore/idle-core" \
+		"t1 t2" wl_latency
+fi
+if want smt; then
+	experiment smt "kernel=kernel builtin=builtin/wakee-aware/off off=reservoir/wakee-aware/off idle-core=reservoir/wakee-aware/idle-core" \
+		"$SMT_CORES" wl_smt
+fi
+if want overhead; then
+	experiment overhead "builtin=builtin/wakee-aware/off recency=recency/wakee-aware/off first=first/wakee-aware/off reservoir=reservoir/wakee-aware/off" \
+		"fork4+hackbench" wl_overhead
+fi
+
+sched_stop
+cat "$STATE" >"$OUT/meta/sched_ext_state_after" 2>/dev/null
+rm -rf "$TMPD"
+echo "runs $RUN_N" >"$OUT/done"
+[ ! -s "$OUT/errors" ]

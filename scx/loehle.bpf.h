@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Private helpers of scx/loehle.bpf.c: includes, the struct_ops program
+ * macro and the few sched_ext constants vmlinux.h cannot carry.
+ *
+ * vmlinux.h comes from a pinned Debian 7.3 kernel (scripts/gen-vmlinux-h);
+ * with bpftool 7.5 it declares every kfunc as `extern ... __weak __ksym`,
+ * so nothing is declared here by hand. Only kfuncs that exist on both
+ * supported series (6.18 and 7.x) may be called unguarded.
+ */
+#ifndef LOEHLE_BPF_H
+#define LOEHLE_BPF_H
+
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+
+#include "loehle/intf.h"
+#include "loehle/policy.h"
+
+#define LOEHLE_STRUCT_OPS(name, args...) \
+	SEC("struct_ops/" #name) BPF_PROG(name, ##args)
+#define LOEHLE_STRUCT_OPS_SLEEPABLE(name, args...) \
+	SEC("struct_ops.s/" #name) BPF_PROG(name, ##args)
+
+/* Abort the scheduler with a fixed message (no format arguments). */
+#define loehle_error(msg)						\
+	({								\
+		static char ___msg[] = msg;				\
+		scx_bpf_error_bstr(___msg, NULL, 0);			\
+	})
+
+/* power:cpu_idle reports this state when a CPU leaves idle. */
+#define LOEHLE_PWR_EVENT_EXIT	((u32)-1)
+/* Idle state of a CPU that has not published one since it went idle. */
+#define LOEHLE_STATE_UNPUBLISHED ((u32)-1)
+
+#endif /* LOEHLE_BPF_H */
