@@ -34,13 +34,17 @@ bool libbpf_verbose = false;
 
 int CaptureLibbpfPrint(enum libbpf_print_level level, const char* format,
                        va_list args) {
-  char line[1024];
-  vsnprintf(line, sizeof(line), format, args);
-  if (libbpf_verbose || level == LIBBPF_WARN) {
-    if (libbpf_verbose) fputs(line, stderr);
-  }
+  // The verifier log arrives as one message of any length.
+  va_list copy;
+  va_copy(copy, args);
+  int length = vsnprintf(nullptr, 0, format, copy);
+  va_end(copy);
+  if (length < 0) return 0;
+  std::string text(static_cast<size_t>(length) + 1, '\0');
+  vsnprintf(text.data(), text.size(), format, args);
+  text.resize(static_cast<size_t>(length));
+  if (libbpf_verbose) fputs(text.c_str(), stderr);
   if (libbpf_log != nullptr && level != LIBBPF_DEBUG) {
-    std::string text(line);
     std::istringstream lines(text);
     for (std::string one; std::getline(lines, one);) {
       if (one.empty()) continue;

@@ -128,6 +128,13 @@ struct {
 	__uint(max_entries, 1 << 20);
 } events SEC(".maps");
 
+/*
+ * Index the CPU tables through a mask: the verifier must see the bound on
+ * the very register used for the address, and a compare on a copy of it is
+ * not always enough after clang's register allocation.
+ */
+#define CPU_IDX(cpu) ((u32)(cpu) & (LOEHLE_MAX_CPUS - 1))
+
 static __always_inline struct cpu_state *cpu_state_of(s32 cpu)
 {
 	u32 key = (u32)cpu;
@@ -137,16 +144,12 @@ static __always_inline struct cpu_state *cpu_state_of(s32 cpu)
 
 static __always_inline u32 cpu_llc(s32 cpu)
 {
-	if ((u32)cpu >= LOEHLE_MAX_CPUS)
-		return 0;
-	return topo[cpu].llc;
+	return topo[CPU_IDX(cpu)].llc;
 }
 
 static __always_inline u32 cpu_node(s32 cpu)
 {
-	if ((u32)cpu >= LOEHLE_MAX_CPUS)
-		return 0;
-	return topo[cpu].node;
+	return topo[CPU_IDX(cpu)].node;
 }
 
 static __always_inline void read_config(struct loehle_config *cfg)
@@ -193,7 +196,7 @@ static __always_inline void gather_facts(s32 cpu, const struct task_struct *p,
 	u32 state;
 
 	f->cpu = cpu;
-	f->core = (u32)cpu < LOEHLE_MAX_CPUS ? topo[cpu].core : 0;
+	f->core = topo[CPU_IDX(cpu)].core;
 	f->allowed = bpf_cpumask_test_cpu(cpu, p->cpus_ptr);
 	f->idle = bpf_cpumask_test_cpu(cpu, idle_mask);
 	f->core_idle = smt_active ? bpf_cpumask_test_cpu(cpu, idle_smt) : f->idle;
@@ -207,8 +210,8 @@ static __always_inline void gather_facts(s32 cpu, const struct task_struct *p,
 	f->idle_stamp = cs->idle_stamp;
 	if (f->idle) {
 		state = cs->idle_state;
-		if (state < LOEHLE_MAX_IDLE_STATES && (u32)cpu < LOEHLE_MAX_CPUS)
-			f->exit_latency = exit_latency_ns[cpu][state];
+		if (state < LOEHLE_MAX_IDLE_STATES)
+			f->exit_latency = exit_latency_ns[CPU_IDX(cpu)][state];
 		return;
 	}
 	/*
@@ -244,11 +247,11 @@ static __always_inline void slow_scan_group(struct loehle_slow_scan *s,
 	bpf_for(i, 0, nr_cpus) {
 		if (i >= LOEHLE_MAX_CPUS)
 			break;
-		if ((by_node ? topo[i].node : topo[i].llc) != group)
+		if ((by_node ? cpu_node(i) : cpu_llc(i)) != group)
 			continue;
 		if (!bpf_cpumask_test_cpu(i, p->cpus_ptr))
 			continue;
-		if (loehle_slow_pruned(s, topo[i].core))
+		if (loehle_slow_pruned(s, topo[CPU_IDX(i)].core))
 			continue;
 		gather_facts(i, p, idle_mask, idle_smt, &f);
 		rand = loehle_slow_wants_rand(s, &f) ? bpf_get_prandom_u32() : 0;
@@ -269,21 +272,21 @@ static __always_inline s32 busiest_idle_group(struct scratch *sc,
 	s32 best = -1;
 
 	bpf_for(g, 0, LOEHLE_MAX_NODES)
-		counts[g] = 0;
+		counts[g & (LOEHLE_MAX_NODES - 1)] = 0;
 
 	bpf_for(i, 0, nr_cpus) {
 		if (i >= LOEHLE_MAX_CPUS)
 			break;
-		g = by_node ? topo[i].node : topo[i].llc;
+		g = by_node ? cpu_node(i) : cpu_llc(i);
 		if (g >= LOEHLE_MAX_NODES)
 			continue;
 		if (bpf_cpumask_test_cpu(i, idle_mask) &&
 		    bpf_cpumask_test_cpu(i, p->cpus_ptr))
-			counts[g]++;
+			counts[g & (LOEHLE_MAX_NODES - 1)]++;
 	}
 	bpf_for(g, 0, LOEHLE_MAX_NODES) {
-		if (counts[g] > best_count) {
-			best_count = counts[g];
+		if (counts[g & (LOEHLE_MAX_NODES - 1)] > best_count) {
+			best_count = counts[g & (LOEHLE_MAX_NODES - 1)];
 			best = g;
 		}
 	}
@@ -340,7 +343,7 @@ static __always_inline void fast_pick(struct scratch *sc,
 			cpu = prev + k;
 			if (cpu >= (s32)nr_cpus)
 				cpu -= nr_cpus;
-			if ((u32)cpu >= LOEHLE_MAX_CPUS || topo[cpu].llc != llc)
+			if ((u32)cpu >= LOEHLE_MAX_CPUS || cpu_llc(cpu) != llc)
 				continue;
 			if (!bpf_cpumask_test_cpu(cpu, p->cpus_ptr))
 				continue;

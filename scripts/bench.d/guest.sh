@@ -64,14 +64,20 @@ wait_state() { # STATE TENTHS
 
 sched_alive() { [ -n "$SCHED_PID" ] && kill -0 "$SCHED_PID" 2>/dev/null; }
 
+ATTACH_FAILS=0
 sched_start() {
 	sched_alive && [ "$(cat "$STATE" 2>/dev/null)" = enabled ] && return 0
+	# Twice unable to attach: say so once and stop trying (every later scx
+	# run is recorded as not-run).
+	[ "$ATTACH_FAILS" -ge 2 ] && return 1
+	ATTACH_FAILS=$((ATTACH_FAILS + 1))
 	[ -e "$STATE" ] || { err "no $STATE: this kernel has no sched_ext"; return 1; }
 	[ -x "$SCHED" ] || { err "$SCHED is missing or not executable"; return 1; }
 	wait_state disabled 100 || { err "sched_ext state is '$(cat "$STATE")' before starting scx_loehle"; return 1; }
 	SCHED_STARTS=$((SCHED_STARTS + 1))
 	_log=$OUT/sched/sched-$SCHED_STARTS.log
-	"$SCHED" --stats 0 --sample-every 0 --idle-latency-file "$LATFILE" >"$_log" 2>&1 &
+	# No --stats (periodic summaries are off by default); no events.
+	"$SCHED" --sample-every 0 --idle-latency-file "$LATFILE" >"$_log" 2>&1 &
 	SCHED_PID=$!
 	_n=600
 	while [ "$(cat "$STATE")" != enabled ] || ! "$SCHED" ctl get >/dev/null 2>&1; do
@@ -90,6 +96,7 @@ sched_start() {
 		_n=$((_n - 1))
 		sleep 0.1
 	done
+	ATTACH_FAILS=0
 	log "scx_loehle attached (start $SCHED_STARTS)"
 }
 
@@ -145,7 +152,9 @@ run() {
 		echo "warmup=$_warm"
 	} >"$_dir/run.env"
 	_status=ok
-	if ! apply_config "$_spec" "$_dir"; then
+	if [ "$_spec" != kernel ] && [ "$ATTACH_FAILS" -ge 2 ]; then
+		_status=not-run
+	elif ! apply_config "$_spec" "$_dir"; then
 		_status=config-failed
 	else
 		[ "$_spec" != kernel ] && { stats_save "$_dir/stats-before.json" || _status=stats-failed; }
@@ -165,7 +174,7 @@ run() {
 		fi
 	fi
 	echo "status=$_status" >>"$_dir/run.env"
-	[ "$_status" = ok ] || [ "$_status" = scheduler-died ] || err "$_exp rep $_rep $_label $_params: $_status ($(tail -n 2 "$_dir/stderr" 2>/dev/null | tr '\n' ' '))"
+	[ "$_status" = ok ] || [ "$_status" = scheduler-died ] || [ "$_status" = not-run ] || err "$_exp rep $_rep $_label $_params: $_status ($(tail -n 2 "$_dir/stderr" 2>/dev/null | tr '\n' ' '))"
 	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$_exp" "$_rep" "$_label" "$_params" "$_warm" "$_status" "${_dir#"$OUT"/}" >>"$OUT/runs.tsv"
 	log "$_exp rep $_rep $_label $_params: $_status"
 }
@@ -304,7 +313,7 @@ wl_latency() { # DIR LAYOUT
 	sleep 0.5
 	_fail=0
 	# Histogram lines with zero counts carry nothing: keep the others.
-	in_cgroup bench cyclictest -m -q -D "$LAT_D" -t "$LAT_THREADS" -i 1000 -h 20000 --policy=other >"$1/cyclictest.raw" 2>"$1/cyclictest.err" || _fail=1
+	in_cgroup bench cyclictest -m -q -D "$LAT_D" -t "$LAT_THREADS" -i 1000 -h 100000 --policy=other >"$1/cyclictest.raw" 2>"$1/cyclictest.err" || _fail=1
 	awk '/^#/ { print; next } { s = 0; for (i = 2; i <= NF; i++) s += $i; if (s > 0) print }' "$1/cyclictest.raw" >"$1/cyclictest.txt"
 	rm -f "$1/cyclictest.raw"
 	if command -v perf >/dev/null; then
@@ -318,20 +327,33 @@ wl_latency() { # DIR LAYOUT
 
 # ---- experiment 4: SMT, one task per core (seed 002) ---------------------------
 wl_smt() { # DIR CORES
-	local _d _s _w _st _line _l _p
-	_d=$1
+	local _d _s _w _st _line _l _p _n _all _pass _want
+	_d=$1 _want=$2
 	cd "$TMPD" || return 1
 	stress-ng --cpu "$2" --cpu-method int64 -t "$SMT_T" --metrics-brief --yaml "$_d/stress.yaml" &
 	_s=$!
-	sleep 0.5
-	_w=
-	for _st in /proc/[0-9]*/stat; do
-		read -r _line <"$_st" 2>/dev/null || continue
-		# shellcheck disable=SC2086
-		set -- $_line
-		[ "$4" = "$_s" ] && _w="$_w $1"
+	# The stressors: descendants of stress-ng (it may take a while to fork
+	# them under TCG), found by their parent pid in /proc/PID/stat.
+	_w= _n=0
+	while [ "$_n" -lt 100 ] && kill -0 "$_s" 2>/dev/null; do
+		sleep 0.1
+		_n=$((_n + 1))
+		_w=
+		_all=" $_s "
+		for _pass in 1 2; do
+			for _st in /proc/[0-9]*/stat; do
+				read -r _line <"$_st" 2>/dev/null || continue
+				# shellcheck disable=SC2086
+				set -- $_line
+				case $_all in *" $1 "*) continue ;; esac
+				case $_all in *" $4 "*) _all="$_all$1 " ;; esac
+			done
+		done
+		_w=${_all# "$_s" }
+		set -- $_w
+		[ "$#" -ge "$_want" ] && break
 	done
-	echo "workers$_w" >"$_d/samples.txt"
+	echo "workers $_w" >"$_d/samples.txt"
 	# field 39 of /proc/PID/stat: the CPU the task last ran on
 	while kill -0 "$_s" 2>/dev/null; do
 		_l=
@@ -414,11 +436,11 @@ write_meta() {
 if [ "$QUICK" = 1 ]; then
 	FORK_T=2 FORK_SIZES="1,1 4,1 4,4 8,1 16,1"
 	SI_SIZES="2 8" SI_JOBS=16 SI_LOOP=20000
-	LAT_D=3 LAT_PIPE=2000 LAT_HB=20
+	LAT_D=3 LAT_PIPE=1000 LAT_HB=20
 	SMT_T=3 OH_T=2 OH_HB=20
 else
 	FORK_T=5 FORK_SIZES="1,1 4,1 4,4 8,1 16,1"
-	SI_SIZES="1 2 4 8 16" SI_JOBS=64 SI_LOOP=20000
+	SI_SIZES="1 2 4 8 16" SI_JOBS=32 SI_LOOP=10000
 	LAT_D=10 LAT_PIPE=10000 LAT_HB=100
 	SMT_T=10 OH_T=5 OH_HB=100
 fi
