@@ -7,7 +7,9 @@
  * analogue of sched_balance_find_dst_group_cpu(): the candidate group is
  * prev's NUMA node (its LLC on single-node machines) within the task's
  * allowed CPUs, or, when that group has no idle CPU, the node or LLC with
- * the most idle CPUs. Within the group an idle CPU is ranked by (SMT core
+ * the most idle CPUs (under idle-core mode also when it has only partly
+ * busy cores and another group has a whole idle core: seed 002's preference
+ * applied across groups). Within the group an idle CPU is ranked by (SMT core
  * idle, exit latency of its current idle state) and ties go to the active
  * tie-break policy: recency (before seed 000), first (seed 000 patch 1) or
  * reservoir (seed 000 patch 2). Every other wakeup takes the fast path, the
@@ -300,18 +302,26 @@ static __always_inline void slow_pick(struct scratch *sc,
 				      const struct cpumask *idle_smt,
 				      struct loehle_choice *c)
 {
-	/* Groups are nodes; on one node the LLCs (at most LOEHLE_MAX_NODES of them are compared). */
+	/* Groups are nodes; on one node, LLCs (as many as fit the counters). */
 	bool by_node = nr_nodes > 1 || nr_llcs > LOEHLE_MAX_NODES;
+	bool idle_core = cfg->smt == LOEHLE_SMT_IDLE_CORE && smt_active;
 	u32 group = by_node ? cpu_node(prev) : cpu_llc(prev);
 	u32 examined, pruned;
-	s32 other;
+	s32 other = -1;
 
 	slow_scan_group(&sc->slow, p, cfg, by_node, group, prev, idle_mask,
 			idle_smt, c);
-	if (c->reason != LOEHLE_REASON_LEAST_LOADED)
-		return;
-
-	other = busiest_idle_group(sc, p, by_node, idle_mask);
+	if (c->reason == LOEHLE_REASON_LEAST_LOADED) {
+		/* No idle CPU here: the group with the most idle CPUs. */
+		other = busiest_idle_group(sc, p, by_node, idle_mask);
+	} else if (idle_core && c->reason == LOEHLE_REASON_SHALLOWEST &&
+		   !c->core_idle) {
+		/*
+		 * Seed 002's preference across groups: only partly busy cores
+		 * here, so a group that still has a whole idle core wins.
+		 */
+		other = busiest_idle_group(sc, p, by_node, idle_smt);
+	}
 	if (other < 0 || (u32)other == group)
 		return;
 	examined = c->examined;
@@ -562,7 +572,12 @@ void LOEHLE_STRUCT_OPS(loehle_enqueue, struct task_struct *p, u64 enq_flags)
 		stat_add(st, LOEHLE_STAT_KICK, 1);
 		return;
 	}
-	idle = scx_bpf_pick_idle_cpu(p->cpus_ptr, 0);
+	/* Under idle-core, a whole idle core first (seed 002). */
+	idle = -1;
+	if (cfg.smt == LOEHLE_SMT_IDLE_CORE && smt_active)
+		idle = scx_bpf_pick_idle_cpu(p->cpus_ptr, SCX_PICK_IDLE_CORE);
+	if (idle < 0)
+		idle = scx_bpf_pick_idle_cpu(p->cpus_ptr, 0);
 	if (idle >= 0) {
 		scx_bpf_kick_cpu(idle, SCX_KICK_IDLE);
 		stat_add(st, LOEHLE_STAT_KICK, 1);

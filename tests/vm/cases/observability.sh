@@ -1,0 +1,116 @@
+# Observability: the top dashboard, /metrics, pick-event traces under
+# overload. Sourced by tests/vm/run-cases.sh (see there for the helpers).
+# Files left in /out (top screen, a metrics scrape with the stats reply of
+# the same moment) are checked again on the host by
+# tests/vm/check-metrics.py.
+
+SOCK=/run/scx_loehle.sock
+
+ctl_generation() {
+	"$SCHED" ctl get | sed -n 's/^generation \([0-9]*\):.*/\1/p'
+}
+
+# `top` in a tmux pane of 80x24: header and per-CPU rows on screen; `p`
+# starts a new generation; `q` ends it.
+case_top_tmux() {
+	command -v tmux >/dev/null || fail "no tmux in the guest (install tmux on the host)"
+	start_sched
+	export TERM=screen
+	tmux new-session -d -s top -x 80 -y 24 "$SCHED top --interval 0.5" ||
+		fail "tmux cannot start top"
+	sleep 3
+	tmux capture-pane -p -t top >/out/top-screen.txt
+	grep -q '^scx_loehle top  kernel' /out/top-screen.txt || fail "no header on screen: $(head -n 3 /out/top-screen.txt | tr '\n' '|')"
+	grep -q '^gen 1  policy reservoir' /out/top-screen.txt || fail "no generation line: $(sed -n 2p /out/top-screen.txt)"
+	grep -q '^n0 L0 *fork ' /out/top-screen.txt || fail "no per-CPU row for n0 L0"
+	grep -q '^n1 L1 *fork ' /out/top-screen.txt || fail "no per-CPU row for n1 L1"
+	grep -q '^q quit' /out/top-screen.txt || fail "no help line"
+	before=$(ctl_generation)
+	tmux send-keys -t top p
+	n=50
+	while [ "$(ctl_generation)" = "$before" ] && [ $n -gt 0 ]; do sleep 0.1; n=$((n - 1)); done
+	after=$(ctl_generation)
+	[ "$after" = $((before + 1)) ] || fail "generation $before -> $after after pressing p"
+	"$SCHED" ctl get | grep -q 'policy=builtin' || fail "p did not switch reservoir -> builtin: $("$SCHED" ctl get)"
+	sleep 1.5
+	tmux capture-pane -p -t top >/out/top-screen-after-p.txt
+	grep -q "^gen $after  policy builtin" /out/top-screen-after-p.txt || fail "screen does not show generation $after"
+	tmux send-keys -t top q
+	n=30
+	while tmux has-session -t top 2>/dev/null && [ $n -gt 0 ]; do sleep 0.1; n=$((n - 1)); done
+	tmux has-session -t top 2>/dev/null && { tmux kill-server; fail "top did not quit on q"; }
+	stop_sched
+}
+
+# When the scheduler goes away, top (plain mode) says so and fails.
+case_top_scheduler_gone() {
+	start_sched
+	"$SCHED" top --count 100 --interval 0.3 >/tmp/top.out 2>/tmp/top.err &
+	top_pid=$!
+	sleep 1.5
+	stop_sched
+	wait "$top_pid"
+	rc=$?
+	[ "$rc" -ne 0 ] || fail "top exited 0 after the scheduler went away"
+	grep -q 'went away' /tmp/top.err || fail "top did not say why: $(cat /tmp/top.err)"
+	grep -q '^scx_loehle top' /tmp/top.out || fail "no frame printed before"
+}
+
+# /metrics: Prometheus text, counters agree with `ctl stats --json`.
+case_metrics() {
+	start_sched --metrics-addr=127.0.0.1:9464
+	stress-ng --fork 2 -t 3 --quiet || fail "stress-ng failed"
+	# Freeze generation 1: its counters stop once generation 2 is active.
+	"$SCHED" ctl set --policy first >/dev/null || fail "ctl set failed"
+	sleep 0.5
+	wget -q -O /out/metrics.txt http://127.0.0.1:9464/metrics || fail "wget /metrics failed"
+	"$SCHED" ctl stats --json >/out/metrics-stats.json || fail "ctl stats --json failed"
+	wget -q -O /tmp/nope http://127.0.0.1:9464/nope 2>/tmp/wget.err && fail "/nope did not fail"
+	grep -q 404 /tmp/wget.err || fail "/nope is not a 404: $(cat /tmp/wget.err)"
+	# Format: TYPE before every family's samples, sample lines well formed.
+	awk '
+		/^# TYPE / { typed[$3] = 1; next }
+		/^# HELP / { next }
+		/^#/ { print "stray comment: " $0; bad = 1; next }
+		{
+			name = $1; sub(/\{.*/, "", name)
+			if (!(name in typed)) { print "sample before its TYPE: " $0; bad = 1 }
+			if ($0 !~ /^[a-zA-Z_:][a-zA-Z0-9_:]*(\{([a-zA-Z_][a-zA-Z0-9_]*="([^"\\]|\\.)*",?)*\})? [-+0-9.eE]+$/) {
+				print "malformed: " $0; bad = 1
+			}
+			n++
+		}
+		END { if (n < 50) { print "only " n " samples"; bad = 1 } exit bad }
+	' /out/metrics.txt >/tmp/awk.out || fail "metrics format: $(head -n 3 /tmp/awk.out | tr '\n' '|')"
+	grep -q '^scx_loehle_generation 2$' /out/metrics.txt || fail "generation gauge is not 2"
+	fork=$(sed -n 's/^scx_loehle_selects_total{generation="1",policy="reservoir",[^}]*path="fork"} \([0-9]*\)$/\1/p' /out/metrics.txt)
+	[ "${fork:-0}" -gt 0 ] || fail "no fork selects for generation 1 in the metrics"
+	grep -q "\"select_fork\":$fork[,}]" /out/metrics-stats.json ||
+		fail "generation 1 select_fork: metrics $fork, not in ctl stats --json"
+	stop_sched
+}
+
+# Overload: every pick sampled, the reader stopped under fork and wakeup
+# load: the BPF ring buffer fills, drops are counted and shown, and the
+# scheduler stays enabled throughout.
+case_overload() {
+	start_sched --sample-every=1
+	"$SCHED" trace --out=/tmp/trace.jsonl --duration=2 2>/tmp/trace.err || fail "trace failed: $(cat /tmp/trace.err)"
+	grep -q '"path":"' /tmp/trace.jsonl || fail "trace wrote no events: $(cat /tmp/trace.err)"
+	kill -STOP "$SCHED_PID"
+	stress-ng --fork 4 -t 6 --quiet &
+	load=$!
+	hackbench -g 4 -f 10 -l 400 >/dev/null 2>&1
+	wait "$load" || { kill -CONT "$SCHED_PID"; fail "stress-ng failed under overload"; }
+	[ "$(cat "$STATE")" = enabled ] || { kill -CONT "$SCHED_PID"; fail "state is $(cat "$STATE") while the reader was stopped"; }
+	kill -CONT "$SCHED_PID"
+	sleep 0.5
+	"$SCHED" ctl stats --json >/tmp/stats.json
+	drops=$(sed -n 's/.*"event_drops":\([0-9]*\).*/\1/p' /tmp/stats.json)
+	[ "${drops:-0}" -gt 0 ] || fail "no event drops counted (stats: $(head -c 300 /tmp/stats.json))"
+	"$SCHED" top --once --interval 0.5 >/out/overload-top.txt || fail "top --once failed"
+	grep -q "drops/s [0-9.kM]* ([1-9]" /out/overload-top.txt || fail "top does not show the drops: $(grep drops /out/overload-top.txt)"
+	sched_alive || fail "the scheduler died"
+	[ "$(cat "$STATE")" = enabled ] || fail "state is $(cat "$STATE") after the overload"
+	stop_sched
+}

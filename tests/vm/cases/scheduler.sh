@@ -1,0 +1,212 @@
+# The scheduler itself (issue 4): every policy and SCHED_IDLE mode, live
+# switching, and the seeds' rules observed in the kernel. Sourced by
+# tests/vm/run-cases.sh; each case_NAME runs in a subshell. These cases
+# expect the default VM topology of the vm tier: 8 CPUs, SMT 2, 2 nodes.
+
+# The block of `ctl stats` text for generation $1.
+gen_block() {
+	"$SCHED" ctl stats | awk -v g="$1" '/^gen / { on = ($2 == g) } on'
+}
+
+# A number that follows a label in generation $1's block, e.g. "packing".
+gen_value() {
+	gen_block "$1" | tr ',;:' '\n\n\n' | awk -v k="$2" '
+		{ sub(/^ +/, "") }
+		index($0, k " ") == 1 { print $(split(k, a, " ") + 1); exit }'
+}
+
+# Fork picks per CPU of generation $1, space separated.
+gen_fork_picks() {
+	gen_block "$1" | sed -n 's/.*fork picks per CPU \[\([0-9 ]*\)\].*/\1/p'
+}
+
+# Chi-square of the counts on stdin (one line) against a uniform spread,
+# restricted to the CPUs listed in $1 (e.g. "0 1 2 3").
+chi_square() {
+	awk -v cpus="$1" '{
+		n = split(cpus, c, " "); total = 0
+		for (i = 1; i <= n; i++) total += $(c[i] + 1)
+		if (total == 0) { print -1; exit }
+		e = total / n; x = 0
+		for (i = 1; i <= n; i++) { d = $(c[i] + 1) - e; x += d * d / e }
+		printf "%.1f %d\n", x, total
+	}'
+}
+
+expect_enabled() {
+	[ "$(cat "$STATE")" = enabled ] || fail "state is '$(cat "$STATE")' after $1, not enabled (ejected? $(dmesg | grep -i sched_ext | tail -n 2 | tr '\n' '|'))"
+	sched_alive || fail "the scheduler died during $1"
+}
+
+case_policy_matrix() {
+	for policy in builtin recency first reservoir; do
+		for mode in mainline wakee-aware idle-first ignore; do
+			start_sched --policy="$policy" --sched-idle="$mode"
+			stress-ng --fork 4 -t 1 --quiet || fail "stress-ng --fork failed under $policy/$mode"
+			hackbench -g 2 -f 5 -l 20 >/dev/null || fail "hackbench failed under $policy/$mode"
+			expect_enabled "$policy/$mode"
+			grep -q 'disabled the scheduler' /tmp/sched.log && fail "$policy/$mode: $(grep 'disabled the scheduler' /tmp/sched.log)"
+			stop_sched
+			echo "$policy/$mode ok"
+		done
+	done
+}
+
+case_live_switch() {
+	start_sched --policy=reservoir
+	# Record every state seen while we switch: it must stay enabled.
+	( while [ -f /tmp/watch.on ]; do cat "$STATE"; sleep 0.05; done ) >/tmp/states.log &
+	touch /tmp/watch.on
+	watcher=$!
+	stress-ng --fork 4 -t 6 --quiet &
+	load=$!
+	sleep 2
+	out=$("$SCHED" ctl set --policy=first) || fail "ctl set failed: $out"
+	echo "$out"
+	case $out in "generation 2: policy=first "*) ;; *) fail "ctl set did not start generation 2 with policy first: $out" ;; esac
+	get=$("$SCHED" ctl get) || fail "ctl get failed"
+	case $get in "generation 2: policy=first "*) ;; *) fail "ctl get says: $get" ;; esac
+	sleep 2
+	wait "$load" || fail "stress-ng failed across the switch"
+	rm -f /tmp/watch.on
+	wait "$watcher"
+	bad=$(grep -vc '^enabled$' /tmp/states.log)
+	[ "$bad" -eq 0 ] || fail "state left 'enabled' $bad times during the switch: $(sort /tmp/states.log | uniq -c | tr '\n' ' ')"
+	for g in 1 2; do
+		forks=$(gen_value $g "select fork")
+		echo "generation $g: select fork $forks"
+		[ "${forks:-0}" -gt 0 ] || fail "generation $g has no fork selects counted"
+	done
+	stop_sched
+}
+
+# Seed 003: SCHED_IDLE hogs on six CPUs, SCHED_IDLE wakees forking and
+# sleeping. A CPU running only SCHED_IDLE work must never take a SCHED_IDLE
+# wakee under wakee-aware while an idle CPU exists; mainline packs them.
+case_seed003_packing() {
+	start_sched --sched-idle=mainline
+	taskset -c 0-5 chrt --idle 0 stress-ng --cpu 6 -t 30 --quiet &
+	hogs=$!
+	sleep 1
+	run_wakees() {
+		chrt --idle 0 sh -c 'i=0; while [ $i -lt 150 ]; do /bin/true; sleep 0.01; i=$((i + 1)); done'
+	}
+	run_wakees
+	"$SCHED" ctl set --sched-idle=wakee-aware >/dev/null || fail "ctl set --sched-idle=wakee-aware failed"
+	run_wakees
+	kill "$hogs"; wait "$hogs" 2>/dev/null
+	expect_enabled "the SCHED_IDLE load"
+	mainline=$(gen_value 1 packing)
+	aware=$(gen_value 2 packing)
+	echo "packing: mainline $mainline, wakee-aware $aware"
+	[ -n "$mainline" ] && [ -n "$aware" ] || fail "no packing counters in ctl stats"
+	[ "$aware" -eq 0 ] || fail "wakee-aware packed $aware SCHED_IDLE wakees onto sched-idle CPUs"
+	[ "$mainline" -gt 0 ] || fail "mainline packed nothing: the test load did not exercise sched-idle CPUs"
+	stop_sched
+}
+
+# Seed 002: four CPU-bound tasks on 4 cores x 2 threads land on four
+# different cores under idle-core. Observed from /proc/stat: over a window,
+# the CPUs that were busy most of the time must sit on four distinct cores.
+busy_cpus_over() {
+	grep '^cpu[0-9]' /proc/stat >/tmp/stat.0
+	sleep "$1"
+	grep '^cpu[0-9]' /proc/stat >/tmp/stat.1
+	awk 'NR == FNR { for (i = 2; i <= NF; i++) t0[$1] += $i; i0[$1] = $5 + $6; next }
+	     { t = 0; for (i = 2; i <= NF; i++) t += $i
+	       busy = 1 - ($5 + $6 - i0[$1]) / (t - t0[$1])
+	       if (busy > 0.6) { sub(/^cpu/, "", $1); printf "%s ", $1 } }' /tmp/stat.0 /tmp/stat.1
+}
+
+case_seed002_idle_core() {
+	start_sched --smt=idle-core
+	stress-ng --cpu 4 --cpu-method int64 -t 12 --quiet &
+	load=$!
+	sleep 2
+	good=0 windows=0
+	while [ $windows -lt 4 ]; do
+		busy=$(busy_cpus_over 1.5)
+		cores=""
+		for cpu in $busy; do
+			cores="$cores $(cut -d, -f1 /sys/devices/system/cpu/cpu$cpu/topology/thread_siblings_list | cut -d- -f1)"
+		done
+		n=$(echo $busy | wc -w)
+		distinct=$(echo $cores | tr ' ' '\n' | sort -u | grep -c .)
+		echo "window $windows: busy CPUs [$busy] on cores [$cores ] ($distinct distinct)"
+		[ "$n" -eq 4 ] && [ "$distinct" -eq 4 ] && good=$((good + 1))
+		windows=$((windows + 1))
+	done
+	wait "$load" || fail "stress-ng --cpu 4 failed"
+	[ "$good" -ge 3 ] || fail "4 CPU-bound tasks were not on 4 distinct cores in $((windows - good)) of $windows windows"
+	expect_enabled "the CPU-bound load"
+	stop_sched
+}
+
+# Seed 000: with equal exit latencies, fork picks within a node spread
+# uniformly under reservoir and pile up in scan order under first.
+case_seed000_spread() {
+	# SMT preference off: its ranking and sibling pruning would mask the
+	# tie-break this case is about.
+	start_sched --policy=first --smt=off --idle-latency-file=tests/vm/data/latency-equal.txt
+	taskset -c 0-3 stress-ng --fork 2 -t 4 --quiet || fail "stress-ng failed under first"
+	"$SCHED" ctl set --policy=reservoir >/dev/null || fail "ctl set --policy=reservoir failed"
+	taskset -c 0-3 stress-ng --fork 2 -t 4 --quiet || fail "stress-ng failed under reservoir"
+	first=$(gen_fork_picks 1 | chi_square "0 1 2 3")
+	reservoir=$(gen_fork_picks 2 | chi_square "0 1 2 3")
+	echo "fork picks first: [$(gen_fork_picks 1)] chi-square/total $first"
+	echo "fork picks reservoir: [$(gen_fork_picks 2)] chi-square/total $reservoir"
+	set -- $first; x_first=$1 n_first=$2
+	set -- $reservoir; x_res=$1 n_res=$2
+	[ "${n_first:-0}" -ge 80 ] && [ "${n_res:-0}" -ge 80 ] || fail "too few fork picks ($n_first, $n_res)"
+	# Effect size (chi-square per pick) so that the run length does not matter:
+	# first concentrates (large), reservoir spreads (small).
+	awk -v a="$x_first" -v na="$n_first" -v b="$x_res" -v nb="$n_res" 'BEGIN {
+		ea = a / na; eb = b / nb
+		printf "chi-square per pick: first %.3f, reservoir %.3f\n", ea, eb
+		exit !(ea > 0.3 && eb < 0.1 && ea > 4 * eb) }' ||
+		fail "fork picks: first chi2=$x_first/$n_first, reservoir chi2=$x_res/$n_res: not concentrated vs uniform"
+	stop_sched
+}
+
+# Seed 000: the strictly shallowest idle CPU wins before any tie-break.
+case_seed000_shallowest_wins() {
+	start_sched --policy=reservoir --smt=off --idle-latency-file=tests/vm/data/latency-one-shallow.txt
+	taskset -c 0-3 stress-ng --fork 2 -t 4 --quiet || fail "stress-ng failed"
+	picks=$(gen_fork_picks 1)
+	echo "fork picks: [$picks]"
+	# CPU 2 loses only while it is busy or has not published its state
+	# yet, so it must take far more than the uniform quarter and more than
+	# any other CPU of the node (with equal latencies they all get ~25%).
+	echo "$picks" | awk '{
+		t = $1 + $2 + $3 + $4; other = $1
+		if ($2 > other) other = $2
+		if ($4 > other) other = $4
+		printf "CPU 2 took %d of %d fork picks in node 0 (next best %d)\n", $3, t, other
+		exit !(t >= 80 && $3 >= 0.4 * t && $3 >= 1.5 * other) }' ||
+		fail "CPU 2 (the only shallow one) did not win most fork picks: [$picks]"
+	stop_sched
+}
+
+# Bad input never takes the scheduler down.
+case_bad_input() {
+	start_sched
+	for args in "--policy=fastest" "--sched-idle=sometimes" "--smt=maybe" \
+	    "--slice-us=abc" "--claim-retries=999" "--turbo" "--policy"; do
+		"$SCHED" $args >/tmp/bad.out 2>&1
+		rc=$?
+		[ "$rc" -eq 2 ] || fail "scx_loehle $args exited $rc, expected 2"
+		[ "$(wc -l </tmp/bad.out)" -eq 1 ] || fail "scx_loehle $args printed more than one line: $(cat /tmp/bad.out)"
+		echo "$args -> $(cat /tmp/bad.out)"
+	done
+	for args in "ctl set --policy=fastest" "ctl set" "ctl frobnicate"; do
+		"$SCHED" $args >/tmp/bad.out 2>&1 && fail "scx_loehle $args succeeded"
+		echo "$args -> $(cat /tmp/bad.out)"
+	done
+	# A second scheduler is refused with the name of the running one.
+	"$SCHED" --socket=/tmp/second.sock >/tmp/bad.out 2>&1 && fail "a second scheduler attached"
+	grep -q 'already loaded: loehle' /tmp/bad.out || fail "second scheduler: $(cat /tmp/bad.out)"
+	echo "second scheduler -> $(cat /tmp/bad.out)"
+	expect_enabled "the bad input"
+	"$SCHED" ctl get >/dev/null || fail "ctl get fails after the bad input"
+	stop_sched
+}
