@@ -7,10 +7,13 @@
 #
 # Kernel panics: multi-threaded TCG occasionally executes a stale copy of
 # kernel text while the guest patches a static key (an "Oops: int3" in
-# whatever function was being patched; seen at boot and while sched_ext
-# switches on). When the guest panics, the cases it had not finished run
-# again in a fresh boot, and the panic is reported in the output. The same
-# case panicking LOEHLE_VM_PANIC_RETRIES (default 2) times in a row fails.
+# whatever function was being patched; seen at boot and, often enough to
+# fail a run of 40 attaches, while sched_ext switches on). The tier
+# therefore boots with single-threaded TCG (LOEHLE_VM_TCG_THREADS, default
+# single here; measured: the whole case list in about 3.5 min per kernel).
+# Should the guest still panic, the cases it had not finished run again in
+# a fresh boot, and the panic is reported in the output. The same case
+# panicking LOEHLE_VM_PANIC_RETRIES (default 2) times in a row fails.
 #
 # The guest's /out (scheduler logs of failed cases) and the kernel console
 # logs land in BUILD_DIR/vm-results/KERNEL/. LOEHLE_VM_TIMEOUT (default 600 s)
@@ -25,6 +28,7 @@ rm -rf "$results"
 mkdir -p "$results"
 
 cd "$root" || exit 2
+export LOEHLE_VM_TCG_THREADS=${LOEHLE_VM_TCG_THREADS:-single}
 if [[ $# -gt 0 ]]; then
 	cases=("$@")
 else
