@@ -32,7 +32,7 @@ bool TakesValue(absl::string_view name) {
   for (absl::string_view known :
        {"policy", "sched-idle", "smt", "slice-us", "claim-retries",
         "sample-every", "stats", "socket", "idle-latency-file", "interval",
-        "count"}) {
+        "count", "out", "duration", "metrics-addr"}) {
     if (name == known) return true;
   }
   return false;
@@ -40,7 +40,7 @@ bool TakesValue(absl::string_view name) {
 
 bool IsBoolean(absl::string_view name) {
   return name == "verbose" || name == "json" || name == "help" ||
-         name == "version";
+         name == "version" || name == "once" || name == "metrics-allow-remote";
 }
 
 absl::StatusOr<uint64_t> ParseCount(absl::string_view flag, absl::string_view text) {
@@ -131,6 +131,14 @@ absl::StatusOr<Command> ParseCommandLine(const std::vector<std::string>& args) {
     ++i;
     mode = "stats";
     cmd.kind = Command::Kind::kStatsStream;
+  } else if (i < args.size() && args[i] == "trace") {
+    ++i;
+    mode = "trace";
+    cmd.kind = Command::Kind::kTrace;
+  } else if (i < args.size() && args[i] == "top") {
+    ++i;
+    mode = "top";
+    cmd.kind = Command::Kind::kTop;
   }
 
   bool saw_json = false;
@@ -196,19 +204,45 @@ absl::StatusOr<Command> ParseCommandLine(const std::vector<std::string>& args) {
         cmd.daemon.verbose = true;
         continue;
       }
+      if (name == "metrics-addr") {
+        if (value.empty()) {
+          return absl::InvalidArgumentError("--metrics-addr needs HOST:PORT");
+        }
+        cmd.daemon.metrics_addr = value;
+        continue;
+      }
+      if (name == "metrics-allow-remote") {
+        cmd.daemon.metrics_allow_remote = true;
+        continue;
+      }
+    }
+    if (mode == "trace" && name == "out") {
+      if (value.empty()) return absl::InvalidArgumentError("--out needs a file (or -)");
+      cmd.out_path = value;
+      continue;
+    }
+    if (mode == "trace" && name == "duration") {
+      absl::StatusOr<double> s = ParseSeconds(name, value);
+      if (!s.ok()) return s.status();
+      cmd.duration_s = *s;
+      continue;
+    }
+    if (mode == "top" && name == "once") {
+      cmd.once = true;
+      continue;
     }
     if ((mode == "ctl stats" || mode == "stats") && name == "json") {
       saw_json = true;
       cmd.json = true;
       continue;
     }
-    if (mode == "stats" && name == "interval") {
+    if ((mode == "stats" || mode == "top") && name == "interval") {
       absl::StatusOr<double> s = ParseSeconds(name, value);
       if (!s.ok()) return s.status();
       cmd.interval_s = *s;
       continue;
     }
-    if (mode == "stats" && name == "count") {
+    if ((mode == "stats" || mode == "top") && name == "count") {
       absl::StatusOr<uint64_t> n = ParseCount(name, value);
       if (!n.ok()) return n.status();
       cmd.count = static_cast<int>(std::min<uint64_t>(*n, 1 << 30));
@@ -229,6 +263,13 @@ absl::StatusOr<Command> ParseCommandLine(const std::vector<std::string>& args) {
         "ctl set needs at least one of --policy, --sched-idle, --smt, "
         "--slice-us, --claim-retries, --sample-every");
   }
+  if (mode == "trace" && cmd.out_path.empty()) {
+    return absl::InvalidArgumentError("trace needs --out=FILE (or --out=- for stdout)");
+  }
+  if (mode == "run" && cmd.daemon.metrics_allow_remote &&
+      cmd.daemon.metrics_addr.empty()) {
+    return absl::InvalidArgumentError("--metrics-allow-remote needs --metrics-addr");
+  }
   if (mode == "stats" && !saw_json) {
     return absl::InvalidArgumentError(
         "stats streams JSON lines: pass --json (or use `ctl stats` for text)");
@@ -244,7 +285,8 @@ Run the scheduler (as root, on a kernel with sched_ext):
              [--sched-idle=mainline|wakee-aware|idle-first|ignore]
              [--smt=idle-core|off] [--slice-us=N] [--claim-retries=N]
              [--sample-every=N] [--stats=SECONDS] [--socket=PATH]
-             [--idle-latency-file=PATH] [-v]
+             [--idle-latency-file=PATH]
+             [--metrics-addr=HOST:PORT [--metrics-allow-remote]] [-v]
 
   --policy             tie-break among equally shallow idle CPUs on fork
                        (default reservoir; builtin = scx_bpf_select_cpu_dfl)
@@ -259,6 +301,9 @@ Run the scheduler (as root, on a kernel with sched_ext):
   --socket             control socket (default /run/scx_loehle.sock)
   --idle-latency-file  per-CPU idle-state exit latencies where sysfs has none;
                        lines "<cpus> <state>=<latency_us> ...", e.g. "* 0=0 1=100"
+  --metrics-addr       serve Prometheus metrics on http://HOST:PORT/metrics
+                       (off by default; HOST must be loopback, e.g. 127.0.0.1,
+                       unless --metrics-allow-remote is given)
   -v, --verbose        print libbpf's messages
 
 Control a running scheduler:
@@ -267,6 +312,14 @@ Control a running scheduler:
                      [--slice-us=N] [--claim-retries=N] [--sample-every=N]
   scx_loehle ctl stats [--json]
   scx_loehle stats --json [--interval=SECONDS] [--count=N]
+                     one stats reply per line (schema: Documentation/stats.md)
+  scx_loehle trace --out=FILE [--duration=SECONDS]
+                     pick events as JSON lines (--out=- for stdout)
+  scx_loehle top [--interval=SECONDS] [--once] [--count=N]
+                     live dashboard; keys: p policy, s sched-idle, m smt,
+                     r reset view, q quit. Plain-text frames when stdout is
+                     not a terminal (--once: one frame, --count: N frames)
+  Every client command takes --socket=PATH.
 
 No sched_ext kernel here? Run it in the project's VM: scripts/vm -- build/scx_loehle
 )";

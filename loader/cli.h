@@ -3,12 +3,15 @@
 //
 //   scx_loehle [--policy=P] [--sched-idle=M] [--smt=M] [--slice-us=N]
 //              [--claim-retries=N] [--sample-every=N] [--stats=SECONDS]
-//              [--socket=PATH] [--idle-latency-file=PATH] [-v]
+//              [--socket=PATH] [--idle-latency-file=PATH]
+//              [--metrics-addr=HOST:PORT [--metrics-allow-remote]] [-v]
 //   scx_loehle ctl get [--socket=PATH]
 //   scx_loehle ctl set [--policy=P] [--sched-idle=M] [--smt=M]
 //              [--slice-us=N] [--claim-retries=N] [--sample-every=N]
 //   scx_loehle ctl stats [--json] [--socket=PATH]
 //   scx_loehle stats --json [--interval=SECONDS] [--count=N] [--socket=PATH]
+//   scx_loehle trace --out=FILE [--duration=SECONDS] [--socket=PATH]
+//   scx_loehle top [--interval=SECONDS] [--once] [--count=N] [--socket=PATH]
 //   scx_loehle --help | --version
 //
 // Flags take their value as `--flag=value` or `--flag value`.
@@ -26,14 +29,20 @@
 namespace loehle {
 
 struct Command {
-  enum class Kind { kRun, kCtlGet, kCtlSet, kCtlStats, kStatsStream, kHelp, kVersion };
+  enum class Kind {
+    kRun, kCtlGet, kCtlSet, kCtlStats, kStatsStream, kTrace, kTop, kHelp,
+    kVersion
+  };
   Kind kind = Kind::kRun;
   DaemonOptions daemon;         // kRun
   nlohmann::json changes;       // kCtlSet: the settings to change
   std::string socket_path = kDefaultSocketPath;
   bool json = false;            // kCtlStats
-  double interval_s = 1;        // kStatsStream
-  int count = 0;                // kStatsStream: 0 = until interrupted
+  double interval_s = 1;        // kStatsStream, kTop
+  int count = 0;                // kStatsStream, kTop (frames): 0 = until interrupted
+  std::string out_path;         // kTrace: "-" = stdout
+  double duration_s = 0;        // kTrace: 0 = until SIGINT/SIGTERM
+  bool once = false;            // kTop: one frame, then exit
 };
 
 // `args` excludes argv[0]. Errors are InvalidArgument with one line.

@@ -140,3 +140,46 @@ TEST(CliTest, HelpWinsAndUsageMentionsEveryRunFlag) {
 
 }  // namespace
 }  // namespace loehle
+
+namespace loehle {
+namespace {
+
+TEST(CliObservabilityTest, TraceTopAndMetricsFlags) {
+  absl::StatusOr<Command> cmd =
+      ParseCommandLine({"trace", "--out=/tmp/t.jsonl", "--duration", "2.5"});
+  ASSERT_TRUE(cmd.ok()) << cmd.status();
+  EXPECT_EQ(cmd->kind, Command::Kind::kTrace);
+  EXPECT_EQ(cmd->out_path, "/tmp/t.jsonl");
+  EXPECT_DOUBLE_EQ(cmd->duration_s, 2.5);
+  EXPECT_FALSE(ParseCommandLine({"trace"}).ok());
+  EXPECT_FALSE(ParseCommandLine({"trace", "--out=x", "--once"}).ok());
+
+  cmd = ParseCommandLine({"top", "--interval=0.5", "--once", "--socket=/tmp/s"});
+  ASSERT_TRUE(cmd.ok()) << cmd.status();
+  EXPECT_EQ(cmd->kind, Command::Kind::kTop);
+  EXPECT_TRUE(cmd->once);
+  EXPECT_DOUBLE_EQ(cmd->interval_s, 0.5);
+  EXPECT_EQ(cmd->socket_path, "/tmp/s");
+  EXPECT_FALSE(ParseCommandLine({"top", "--policy=first"}).ok());
+
+  cmd = ParseCommandLine({"--metrics-addr=127.0.0.1:9464"});
+  ASSERT_TRUE(cmd.ok()) << cmd.status();
+  EXPECT_EQ(cmd->daemon.metrics_addr, "127.0.0.1:9464");
+  EXPECT_FALSE(cmd->daemon.metrics_allow_remote);
+  cmd = ParseCommandLine({"--metrics-addr=0.0.0.0:1", "--metrics-allow-remote"});
+  ASSERT_TRUE(cmd.ok()) << cmd.status();
+  EXPECT_TRUE(cmd->daemon.metrics_allow_remote);
+  EXPECT_FALSE(ParseCommandLine({"--metrics-allow-remote"}).ok());
+}
+
+TEST(CliObservabilityTest, UsageNamesTheNewCommandsAndFlags) {
+  const std::string usage = UsageText();
+  for (const char* word : {"--metrics-addr", "--metrics-allow-remote",
+                           "scx_loehle trace --out=FILE", "--duration",
+                           "scx_loehle top", "--once"}) {
+    EXPECT_NE(usage.find(word), std::string::npos) << word;
+  }
+}
+
+}  // namespace
+}  // namespace loehle

@@ -346,10 +346,10 @@ nlohmann::json ControlServer::Answer(const std::string& line) {
   }
   const auto cmd = request.find("cmd");
   if (cmd == request.end()) {
-    return ErrorReply("missing \"cmd\" (expected get, set or stats)");
+    return ErrorReply("missing \"cmd\" (expected get, set, stats or events)");
   }
   if (!cmd->is_string()) {
-    return ErrorReply("\"cmd\" must be a string (get, set or stats)");
+    return ErrorReply("\"cmd\" must be a string (get, set, stats or events)");
   }
   const std::string& name = cmd->get_ref<const std::string&>();
   if (name == "get") return OkReply(handler_->HandleGet());
@@ -365,8 +365,21 @@ nlohmann::json ControlServer::Answer(const std::string& line) {
     }
     return OkReply(*std::move(result));
   }
+  if (name == "events") {
+    uint64_t since = 0;
+    const auto arg = request.find("since");
+    if (arg != request.end()) {
+      if (!arg->is_number_unsigned()) {
+        return ErrorReply("\"since\" must be a non-negative integer");
+      }
+      since = arg->get<uint64_t>();
+    }
+    absl::StatusOr<nlohmann::json> result = handler_->HandleEvents(since);
+    if (!result.ok()) return ErrorReply(std::string(result.status().message()));
+    return OkReply(*std::move(result));
+  }
   return ErrorReply(
-      absl::StrFormat("unknown cmd \"%s\" (expected get, set or stats)", name));
+      absl::StrFormat("unknown cmd \"%s\" (expected get, set, stats or events)", name));
 }
 
 void ControlServer::Reply(Client& client, const nlohmann::json& reply) {

@@ -5,6 +5,7 @@
 //   {"cmd":"get"}                   current settings
 //   {"cmd":"set","args":{...}}      change settings (ControlHandler::HandleSet)
 //   {"cmd":"stats"}                 statistics
+//   {"cmd":"events","since":N}      pick events after sequence number N
 // Replies:
 //   {"ok":true,"result":<handler json>}
 //   {"ok":false,"error":"<one line>"}
@@ -20,6 +21,7 @@
 #include <sys/types.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -43,6 +45,12 @@ class ControlHandler {
       const nlohmann::json& args) = 0;
   // The reply's "result" for {"cmd":"stats"}.
   virtual nlohmann::json HandleStats() = 0;
+  // {"cmd":"events","since":since}; since is a non-negative integer (0 when
+  // the request has none). Handlers without events keep the default.
+  virtual absl::StatusOr<nlohmann::json> HandleEvents(uint64_t since) {
+    (void)since;
+    return absl::UnimplementedError("this server keeps no events");
+  }
 };
 
 class ControlServer {

@@ -14,10 +14,8 @@
 #include "loader/options.h"
 
 namespace loehle {
-namespace {
-
-absl::StatusOr<nlohmann::json> Request(const std::string& socket,
-                                       const nlohmann::json& request) {
+absl::StatusOr<nlohmann::json> RequestResult(const std::string& socket,
+                                             const nlohmann::json& request) {
   absl::StatusOr<nlohmann::json> reply = ControlRequest(socket, request);
   if (!reply.ok()) return reply.status();
   if (!reply->is_object() || !reply->value("ok", false)) {
@@ -27,6 +25,13 @@ absl::StatusOr<nlohmann::json> Request(const std::string& socket,
     return absl::FailedPreconditionError(absl::StrCat("scheduler refused: ", error));
   }
   return reply->contains("result") ? (*reply)["result"] : nlohmann::json::object();
+}
+
+namespace {
+
+absl::StatusOr<nlohmann::json> Request(const std::string& socket,
+                                       const nlohmann::json& request) {
+  return RequestResult(socket, request);
 }
 
 std::string DescribeGet(const nlohmann::json& result) {

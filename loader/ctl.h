@@ -8,12 +8,18 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "loader/cli.h"
 #include "nlohmann/json.hpp"
 
 namespace loehle {
 
 absl::Status RunCtl(const Command& command);
+
+// Sends `request` to the control socket and returns the reply's "result";
+// a refusal ({"ok":false}) is FailedPrecondition "scheduler refused: ...".
+absl::StatusOr<nlohmann::json> RequestResult(const std::string& socket,
+                                             const nlohmann::json& request);
 
 // Human-readable per-generation report of a `stats` reply: settings, calls
 // by path, picks by reason, claim-failure rate, spread of fork picks.

@@ -15,10 +15,12 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "loader/control.h"
+#include "loader/metrics.h"
 #include "loader/options.h"
 #include "loader/scheduler.h"
 #include "loader/stats.h"
 #include "loader/topology.h"
+#include "loader/trace.h"
 
 namespace loehle {
 namespace {
@@ -70,9 +72,11 @@ class SignalFd {
 
 class Daemon : public ControlHandler {
  public:
-  Daemon(const DaemonOptions& options, Topology topology)
-      : options_(options), topology_(std::move(topology)),
-        started_(Clock::now()) {}
+  // `events` outlives the daemon: it carries on across a restart.
+  Daemon(const DaemonOptions& options, Topology topology, EventRing* events,
+         Clock::time_point started)
+      : options_(options), topology_(std::move(topology)), started_(started),
+        events_(events) {}
 
   absl::Status StartScheduler(uint32_t first_generation,
                               const Settings& settings) {
@@ -149,14 +153,20 @@ class Daemon : public ControlHandler {
                           {"nr_nodes", topology_.nr_nodes},
                           {"smt_active", topology_.smt_active},
                           {"latency_source", topology_.latency_source}}},
-            {"events", {{"received", events_received_}}},
+            {"events", {{"received", events_->newest_seq()},
+                        {"newest_seq", events_->newest_seq()},
+                        {"capacity", events_->capacity()}}},
             {"programs", programs},
             {"generations", generations}};
   }
 
+  absl::StatusOr<nlohmann::json> HandleEvents(uint64_t since) override {
+    return EventsReply(events_->Since(since, kMaxEventsPerReply));
+  }
+
   void DrainEvents() {
     absl::StatusOr<int> n = scheduler_->ConsumeEvents(
-        [this](const loehle_pick_event&) { ++events_received_; });
+        [this](const loehle_pick_event& event) { events_->Push(event); });
     if (!n.ok()) {
       fprintf(stderr, "scx_loehle: %s\n", n.status().ToString().c_str());
     }
@@ -185,7 +195,7 @@ class Daemon : public ControlHandler {
   Topology topology_;
   Clock::time_point started_;
   std::unique_ptr<Scheduler> scheduler_;
-  uint64_t events_received_ = 0;
+  EventRing* events_;
   std::optional<GenerationStats> last_summary_;
 };
 
@@ -210,10 +220,20 @@ absl::Status RunDaemon(const DaemonOptions& options) {
     }
   }
 
+  std::optional<MetricsAddress> metrics_address;
+  if (!options.metrics_addr.empty()) {
+    absl::StatusOr<MetricsAddress> parsed = ParseMetricsAddress(
+        options.metrics_addr, options.metrics_allow_remote);
+    if (!parsed.ok()) return parsed.status();
+    metrics_address = *parsed;
+  }
+
   absl::StatusOr<std::unique_ptr<SignalFd>> signals = SignalFd::Create();
   if (!signals.ok()) return signals.status();
 
-  Daemon daemon(options, *topology);
+  const Clock::time_point daemon_started = Clock::now();
+  EventRing events;
+  Daemon daemon(options, *topology, &events, daemon_started);
   if (absl::Status started = daemon.StartScheduler(1, options.settings);
       !started.ok()) {
     return started;
@@ -228,6 +248,20 @@ absl::Status RunDaemon(const DaemonOptions& options) {
         ControlServer::Listen(options.socket_path, &daemon);
     if (!server.ok()) return server.status();
     control = *std::move(server);
+  }
+
+  // Declared after `daemon`: destroyed (threads joined) before it.
+  std::unique_ptr<MetricsServer> metrics;
+  if (metrics_address) {
+    absl::StatusOr<std::unique_ptr<MetricsServer>> server =
+        MetricsServer::Start(*metrics_address);
+    if (!server.ok()) return server.status();
+    metrics = *std::move(server);
+    fprintf(stderr, "scx_loehle: metrics on http://%s:%d/metrics\n",
+            metrics_address->host.find(':') != std::string::npos
+                ? absl::StrCat("[", metrics_address->host, "]").c_str()
+                : metrics_address->host.c_str(),
+            metrics->port());
   }
 
   auto next_summary = Clock::now() +
@@ -246,6 +280,9 @@ absl::Status RunDaemon(const DaemonOptions& options) {
       return absl::OkStatus();
     }
     daemon.DrainEvents();
+    if (metrics && metrics->SnapshotWanted()) {
+      metrics->Publish(daemon.HandleStats());
+    }
     if (std::optional<ExitRecord> exit = daemon.scheduler().Exit()) {
       fprintf(stderr, "scx_loehle: the kernel disabled the scheduler: %s\n",
               exit->Describe().c_str());
@@ -265,7 +302,7 @@ absl::Status RunDaemon(const DaemonOptions& options) {
           return read;
         }
       }
-      daemon = Daemon(options, *fresh);
+      daemon = Daemon(options, *fresh, &events, daemon_started);
       if (absl::Status started = daemon.StartScheduler(next_generation, settings);
           !started.ok()) {
         return started;

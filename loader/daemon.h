@@ -26,6 +26,10 @@ struct DaemonOptions {
   std::string idle_latency_file;                 // "" = sysfs only
   double stats_interval_s = 0;                   // 0 = no summary lines
   bool verbose = false;
+  // "HOST:PORT" of the /metrics endpoint; "" = none. HOST must be a
+  // loopback address unless metrics_allow_remote.
+  std::string metrics_addr;
+  bool metrics_allow_remote = false;
   std::string sysfs_root = "/sys";
 };
 

@@ -7,7 +7,9 @@
 
 #include "loader/cli.h"
 #include "loader/ctl.h"
+#include "loader/dashboard.h"
 #include "loader/daemon.h"
+#include "loader/trace.h"
 
 #ifndef LOEHLE_VERSION
 #define LOEHLE_VERSION "0.1.0"
@@ -31,6 +33,12 @@ int main(int argc, char** argv) {
       return 0;
     case loehle::Command::Kind::kRun:
       result = loehle::RunDaemon(command->daemon);
+      break;
+    case loehle::Command::Kind::kTrace:
+      result = loehle::RunTrace(*command);
+      break;
+    case loehle::Command::Kind::kTop:
+      result = loehle::RunTop(*command);
       break;
     default:
       result = loehle::RunCtl(*command);

@@ -91,8 +91,11 @@ struct {
 struct scratch {
 	struct loehle_slow_scan slow;
 	struct loehle_fast_scan fast;
+	struct loehle_config cfg;	/* the pick's configuration, in */
+	struct loehle_choice choice;	/* a scan's answer, out */
 	u32 idle_per_group[LOEHLE_MAX_NODES];
 	u32 picks_until_sample;
+	u32 idle_allowed;		/* an idle CPU was allowed at scan time */
 };
 
 struct {
@@ -228,23 +231,44 @@ static __always_inline void gather_facts(s32 cpu, const struct task_struct *p,
 	f->load = (u64)cs->running_weight + (u64)queued * 1024;
 }
 
+static __always_inline struct scratch *this_scratch(void)
+{
+	u32 zero = 0;
+
+	return bpf_map_lookup_elem(&scratch, &zero);
+}
+
+/*
+ * The scans are global functions: the verifier checks each once, on its
+ * own, instead of once per path through select_cpu's claim-retry loop
+ * (6.18's verifier runs out of its one-million-instruction budget
+ * otherwise). They take scalars and a trusted task; the configuration comes
+ * in, and the choice goes out, through this CPU's scratch entry. Each takes
+ * its own references to the idle masks.
+ */
+
 /*
  * Slow-path scan of one group (a node, or an LLC on single-node machines),
- * CPUs in id order as the kernel walks a sched_group.
+ * CPUs in id order as the kernel walks a sched_group. Returns 0, or -1 when
+ * this CPU's scratch entry is missing.
  */
-static __always_inline void slow_scan_group(struct loehle_slow_scan *s,
-					    const struct task_struct *p,
-					    const struct loehle_config *cfg,
-					    bool by_node, u32 group, s32 fallback,
-					    const struct cpumask *idle_mask,
-					    const struct cpumask *idle_smt,
-					    struct loehle_choice *c)
+__noinline int loehle_scan_group(struct task_struct *p __arg_trusted,
+				 u32 by_node, u32 group, s32 fallback)
 {
+	const struct cpumask *idle_mask, *idle_smt;
+	struct loehle_slow_scan *s;
 	struct loehle_cpu_facts f;
+	struct scratch *sc;
 	u32 i, rand;
 
-	loehle_slow_init(s, cfg->policy, cfg->sched_idle,
-			 cfg->smt == LOEHLE_SMT_IDLE_CORE && smt_active,
+	sc = this_scratch();
+	if (!sc || !p)
+		return -1;
+	s = &sc->slow;
+	idle_mask = scx_bpf_get_idle_cpumask();
+	idle_smt = scx_bpf_get_idle_smtmask();
+	loehle_slow_init(s, sc->cfg.policy, sc->cfg.sched_idle,
+			 sc->cfg.smt == LOEHLE_SMT_IDLE_CORE && smt_active,
 			 task_is_sched_idle(p), fallback);
 	bpf_for(i, 0, nr_cpus) {
 		if (i >= LOEHLE_MAX_CPUS)
@@ -260,32 +284,42 @@ static __always_inline void slow_scan_group(struct loehle_slow_scan *s,
 		if (loehle_slow_step(s, &f, rand))
 			break;
 	}
-	loehle_slow_result(s, c);
+	loehle_slow_result(s, &sc->choice);
+	scx_bpf_put_idle_cpumask(idle_smt);
+	scx_bpf_put_idle_cpumask(idle_mask);
+	return 0;
 }
 
-/* Group with the most idle allowed CPUs, or -1 when none has any. */
-static __always_inline s32 busiest_idle_group(struct scratch *sc,
-					      const struct task_struct *p,
-					      bool by_node,
-					      const struct cpumask *idle_mask)
+/*
+ * Group with the most allowed CPUs that are idle (whole_cores == 0) or sit
+ * on a whole idle core (whole_cores != 0); -1 when none has any.
+ */
+__noinline int loehle_busiest_idle_group(struct task_struct *p __arg_trusted,
+					 u32 by_node, u32 whole_cores)
 {
-	u32 *counts = sc->idle_per_group;
-	u32 i, g, best_count = 0;
+	const struct cpumask *mask;
+	struct scratch *sc;
+	u32 *counts, i, g, best_count = 0;
 	s32 best = -1;
 
+	sc = this_scratch();
+	if (!sc || !p)
+		return -1;
+	counts = sc->idle_per_group;
+	mask = whole_cores ? scx_bpf_get_idle_smtmask() : scx_bpf_get_idle_cpumask();
 	bpf_for(g, 0, LOEHLE_MAX_NODES)
 		counts[g & (LOEHLE_MAX_NODES - 1)] = 0;
-
 	bpf_for(i, 0, nr_cpus) {
 		if (i >= LOEHLE_MAX_CPUS)
 			break;
 		g = by_node ? cpu_node(i) : cpu_llc(i);
 		if (g >= LOEHLE_MAX_NODES)
 			continue;
-		if (bpf_cpumask_test_cpu(i, idle_mask) &&
+		if (bpf_cpumask_test_cpu(i, mask) &&
 		    bpf_cpumask_test_cpu(i, p->cpus_ptr))
 			counts[g & (LOEHLE_MAX_NODES - 1)]++;
 	}
+	scx_bpf_put_idle_cpumask(mask);
 	bpf_for(g, 0, LOEHLE_MAX_NODES) {
 		if (counts[g & (LOEHLE_MAX_NODES - 1)] > best_count) {
 			best_count = counts[g & (LOEHLE_MAX_NODES - 1)];
@@ -295,58 +329,61 @@ static __always_inline s32 busiest_idle_group(struct scratch *sc,
 	return best;
 }
 
-static __always_inline void slow_pick(struct scratch *sc,
-				      const struct task_struct *p, s32 prev,
-				      const struct loehle_config *cfg,
-				      const struct cpumask *idle_mask,
-				      const struct cpumask *idle_smt,
-				      struct loehle_choice *c)
+/* Fork placement; the answer lands in sc->choice. */
+static __always_inline int slow_pick(struct scratch *sc, struct task_struct *p,
+				     s32 prev)
 {
 	/* Groups are nodes; on one node, LLCs (as many as fit the counters). */
-	bool by_node = nr_nodes > 1 || nr_llcs > LOEHLE_MAX_NODES;
-	bool idle_core = cfg->smt == LOEHLE_SMT_IDLE_CORE && smt_active;
+	u32 by_node = nr_nodes > 1 || nr_llcs > LOEHLE_MAX_NODES;
+	bool idle_core = sc->cfg.smt == LOEHLE_SMT_IDLE_CORE && smt_active;
 	u32 group = by_node ? cpu_node(prev) : cpu_llc(prev);
-	u32 examined, pruned;
+	u32 examined, pruned, reason;
 	s32 other = -1;
 
-	slow_scan_group(&sc->slow, p, cfg, by_node, group, prev, idle_mask,
-			idle_smt, c);
-	if (c->reason == LOEHLE_REASON_LEAST_LOADED) {
+	if (loehle_scan_group(p, by_node, group, prev) < 0)
+		return -1;
+	reason = sc->choice.reason;
+	if (reason == LOEHLE_REASON_LEAST_LOADED) {
 		/* No idle CPU here: the group with the most idle CPUs. */
-		other = busiest_idle_group(sc, p, by_node, idle_mask);
-	} else if (idle_core && c->reason == LOEHLE_REASON_SHALLOWEST &&
-		   !c->core_idle) {
+		other = loehle_busiest_idle_group(p, by_node, 0);
+	} else if (idle_core && reason == LOEHLE_REASON_SHALLOWEST &&
+		   !sc->choice.core_idle) {
 		/*
 		 * Seed 002's preference across groups: only partly busy cores
 		 * here, so a group that still has a whole idle core wins.
 		 */
-		other = busiest_idle_group(sc, p, by_node, idle_smt);
+		other = loehle_busiest_idle_group(p, by_node, 1);
 	}
 	if (other < 0 || (u32)other == group)
-		return;
-	examined = c->examined;
-	pruned = c->pruned;
-	slow_scan_group(&sc->slow, p, cfg, by_node, other, prev, idle_mask,
-			idle_smt, c);
-	c->examined += examined;
-	c->pruned += pruned;
+		return 0;
+	examined = sc->choice.examined;
+	pruned = sc->choice.pruned;
+	if (loehle_scan_group(p, by_node, other, prev) < 0)
+		return -1;
+	sc->choice.examined += examined;
+	sc->choice.pruned += pruned;
+	return 0;
 }
 
-static __always_inline void fast_pick(struct scratch *sc,
-				      const struct task_struct *p, s32 prev,
-				      const struct loehle_config *cfg,
-				      const struct cpumask *idle_mask,
-				      const struct cpumask *idle_smt,
-				      struct loehle_choice *c)
+/* Wakeup placement in prev's LLC; the answer lands in sc->choice. */
+__noinline int loehle_fast_pick(struct task_struct *p __arg_trusted, s32 prev)
 {
-	struct loehle_fast_scan *s = &sc->fast;
+	const struct cpumask *idle_mask, *idle_smt;
+	struct loehle_fast_scan *s;
 	struct loehle_cpu_facts f;
+	struct scratch *sc;
 	u32 llc = cpu_llc(prev), k;
 	s32 cpu;
 
+	sc = this_scratch();
+	if (!sc || !p)
+		return -1;
+	s = &sc->fast;
+	idle_mask = scx_bpf_get_idle_cpumask();
+	idle_smt = scx_bpf_get_idle_smtmask();
 	gather_facts(prev, p, idle_mask, idle_smt, &f);
-	if (!loehle_fast_begin(s, cfg->sched_idle,
-			       cfg->smt == LOEHLE_SMT_IDLE_CORE && smt_active,
+	if (!loehle_fast_begin(s, sc->cfg.sched_idle,
+			       sc->cfg.smt == LOEHLE_SMT_IDLE_CORE && smt_active,
 			       task_is_sched_idle(p), &f)) {
 		/* Walk prev's LLC starting after prev, as the kernel does. */
 		bpf_for(k, 1, nr_cpus) {
@@ -362,7 +399,24 @@ static __always_inline void fast_pick(struct scratch *sc,
 				break;
 		}
 	}
-	loehle_fast_result(s, c);
+	loehle_fast_result(s, &sc->choice);
+	scx_bpf_put_idle_cpumask(idle_smt);
+	scx_bpf_put_idle_cpumask(idle_mask);
+	return 0;
+}
+
+/* Was an idle CPU allowed for p at all? (For the packing counter.) */
+__noinline int loehle_idle_allowed(struct task_struct *p __arg_trusted)
+{
+	const struct cpumask *idle_mask;
+	int allowed;
+
+	if (!p)
+		return 0;
+	idle_mask = scx_bpf_get_idle_cpumask();
+	allowed = bpf_cpumask_intersects(idle_mask, p->cpus_ptr);
+	scx_bpf_put_idle_cpumask(idle_mask);
+	return allowed;
 }
 
 /* Claim a sched-idle CPU for one wakee (see cpu_state.sched_idle_claimed). */
@@ -438,17 +492,17 @@ static __always_inline void count_fork_pick(u32 generation, s32 cpu)
 s32 LOEHLE_STRUCT_OPS(loehle_select_cpu, struct task_struct *p, s32 prev_cpu,
 		      u64 wake_flags)
 {
-	const struct cpumask *idle_mask, *idle_smt;
 	struct loehle_choice c = {};
 	struct loehle_config cfg;
 	struct loehle_stats *st;
 	struct scratch *sc;
-	u32 zero = 0, path, attempt, claim = LOEHLE_CLAIM_NONE;
+	u32 path, attempt, claim = LOEHLE_CLAIM_NONE;
 	bool wakee_si, idle_allowed, is_idle = false, claimed = false;
+	int ret;
 
 	read_config(&cfg);
 	st = stats_for(cfg.generation);
-	sc = bpf_map_lookup_elem(&scratch, &zero);
+	sc = this_scratch();
 	if (!sc)
 		return prev_cpu;
 
@@ -478,17 +532,20 @@ s32 LOEHLE_STRUCT_OPS(loehle_select_cpu, struct task_struct *p, s32 prev_cpu,
 	}
 
 	wakee_si = task_is_sched_idle(p);
-	idle_mask = scx_bpf_get_idle_cpumask();
-	idle_smt = scx_bpf_get_idle_smtmask();
-	idle_allowed = bpf_cpumask_intersects(idle_mask, p->cpus_ptr);
+	/* Packing needs to know whether a truly idle CPU was on offer. */
+	idle_allowed = wakee_si && loehle_idle_allowed(p);
+	sc->cfg = cfg;
 
 	bpf_for(attempt, 0, cfg.claim_retries + 1) {
 		if (attempt > LOEHLE_MAX_CPUS)
 			break;
 		if (path == LOEHLE_PATH_FORK)
-			slow_pick(sc, p, prev_cpu, &cfg, idle_mask, idle_smt, &c);
+			ret = slow_pick(sc, p, prev_cpu);
 		else
-			fast_pick(sc, p, prev_cpu, &cfg, idle_mask, idle_smt, &c);
+			ret = loehle_fast_pick(p, prev_cpu);
+		if (ret < 0)
+			return prev_cpu;
+		c = sc->choice;
 		if (!c.idle_pick)
 			break;
 
@@ -525,9 +582,6 @@ s32 LOEHLE_STRUCT_OPS(loehle_select_cpu, struct task_struct *p, s32 prev_cpu,
 		c.cpu = prev_cpu;
 		c.reason = LOEHLE_REASON_CLAIM_GAVE_UP;
 	}
-
-	scx_bpf_put_idle_cpumask(idle_smt);
-	scx_bpf_put_idle_cpumask(idle_mask);
 
 	count_choice(st, path, &c);
 	if (path == LOEHLE_PATH_FORK)
