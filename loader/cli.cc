@@ -188,6 +188,11 @@ absl::StatusOr<Command> ParseCommandLine(const std::vector<std::string>& args) {
     }
     if (mode == "run") {
       if (name == "stats") {
+        // 0 turns the summary lines off (the default), as in scripts.
+        if (value == "0") {
+          cmd.daemon.stats_interval_s = 0;
+          continue;
+        }
         absl::StatusOr<double> s = ParseSeconds(name, value);
         if (!s.ok()) return s.status();
         cmd.daemon.stats_interval_s = *s;
@@ -297,7 +302,7 @@ Run the scheduler (as root, on a kernel with sched_ext):
   --claim-retries      rescans after a lost claim of an idle CPU (0..16, default 1)
   --sample-every       send every Nth pick to the event ring buffer
                        (0 = none, 1 = every pick, default 64)
-  --stats              print a summary line every SECONDS
+  --stats              print a summary line every SECONDS (0: none, the default)
   --socket             control socket (default /run/scx_loehle.sock)
   --idle-latency-file  per-CPU idle-state exit latencies where sysfs has none;
                        lines "<cpus> <state>=<latency_us> ...", e.g. "* 0=0 1=100"

@@ -70,8 +70,14 @@ TEST(CliTest, NonNumericAndOutOfRangeNumbersAreRejected) {
   EXPECT_FALSE(Parse({"--slice-us=-5"}).ok());
   EXPECT_FALSE(Parse({"--slice-us=1"}).ok());  // below the minimum
   EXPECT_FALSE(Parse({"--claim-retries=99"}).ok());
-  EXPECT_FALSE(Parse({"--stats=0"}).ok());
+  EXPECT_FALSE(Parse({"--stats=-1"}).ok());
   EXPECT_FALSE(Parse({"--stats=soon"}).ok());
+}
+
+TEST(CliTest, StatsZeroTurnsSummaryLinesOff) {
+  absl::StatusOr<Command> cmd = Parse({"--stats=0"});
+  ASSERT_TRUE(cmd.ok()) << cmd.status();
+  EXPECT_EQ(cmd->daemon.stats_interval_s, 0);
 }
 
 TEST(CliTest, StrayArgumentIsRejected) {

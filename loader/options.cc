@@ -58,6 +58,7 @@ constexpr std::array<std::string_view, LOEHLE_NR_STATS - LOEHLE_STAT_CANDIDATES>
                         "dispatch_local_llc",
                         "dispatch_remote_llc",
                         "kick",
+                        "smt_move",
                         "events",
                         "event_drops"};
 static_assert(LOEHLE_STAT_EVENT_DROPS - LOEHLE_STAT_CANDIDATES ==

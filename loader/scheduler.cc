@@ -168,6 +168,17 @@ absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Start(
     ro->topo[cpu.cpu].llc = static_cast<__u32>(cpu.llc);
     ro->topo[cpu.cpu].node = static_cast<__u32>(cpu.node);
     ro->topo[cpu.cpu].online = cpu.online;
+    // The next sibling of the same core, wrapping: a ring the BPF side
+    // walks to see whether a core has a busy thread.
+    ro->topo[cpu.cpu].next_sibling = static_cast<__u32>(cpu.cpu);
+    for (size_t step = 1; step < topology.cpus.size(); ++step) {
+      const CpuTopology& other =
+          topology.cpus[(cpu.cpu + step) % topology.cpus.size()];
+      if (other.core == cpu.core) {
+        ro->topo[cpu.cpu].next_sibling = static_cast<__u32>(other.cpu);
+        break;
+      }
+    }
     // States past the end of a CPU's table count as its deepest known one;
     // with no table at all every published state has latency 0, so all
     // idle CPUs tie and only the tie-break decides.

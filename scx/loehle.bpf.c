@@ -38,6 +38,11 @@
  * CPU that went idle but has not published a state since has the key
  * U64_MAX, so it is picked only when nothing published is idle (seed 000).
  *
+ * SMT over time. A wakeup may leave a task beside a busy sibling, since the
+ * fast path looks only inside prev's LLC. Under idle-core, a task whose
+ * slice runs out on such a core moves to a whole idle core if there is one
+ * (counted as smt_move), the seed-002 preference kept up after placement.
+ *
  * Queueing. One vtime-ordered DSQ per LLC, weighted by p->scx.weight
  * (SCHED_IDLE tasks weigh 1). A CPU dispatches from its own LLC first and
  * takes work from the other LLCs before it goes idle. A sleeper's vtime is
@@ -93,7 +98,6 @@ struct scratch {
 	struct loehle_fast_scan fast;
 	struct loehle_config cfg;	/* the pick's configuration, in */
 	struct loehle_choice choice;	/* a scan's answer, out */
-	u32 idle_per_group[LOEHLE_MAX_NODES];
 	u32 picks_until_sample;
 	u32 idle_allowed;		/* an idle CPU was allowed at scan time */
 };
@@ -119,6 +123,14 @@ struct {
 	__type(key, u32);
 	__type(value, u64);
 } fork_picks SEC(".maps");
+
+/* Idle CPUs per node or LLC, scratch for loehle_busiest_idle_group(). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, LOEHLE_MAX_LLCS);
+	__type(key, u32);
+	__type(value, u32);
+} group_idle SEC(".maps");
 
 /* Per-LLC virtual clock. */
 struct {
@@ -155,6 +167,23 @@ static __always_inline u32 cpu_llc(s32 cpu)
 static __always_inline u32 cpu_node(s32 cpu)
 {
 	return topo[CPU_IDX(cpu)].node;
+}
+
+/* Does another thread of cpu's core run something? */
+static __always_inline bool sibling_busy(s32 cpu)
+{
+	struct cpu_state *cs;
+	u32 sibling = topo[CPU_IDX(cpu)].next_sibling, i;
+
+	bpf_for(i, 0, LOEHLE_MAX_SMT) {
+		if (sibling == (u32)cpu)
+			break;
+		cs = cpu_state_of(sibling);
+		if (cs && cs->running_weight)
+			return true;
+		sibling = topo[CPU_IDX(sibling)].next_sibling;
+	}
+	return false;
 }
 
 static __always_inline void read_config(struct loehle_config *cfg)
@@ -292,37 +321,41 @@ __noinline int loehle_scan_group(struct task_struct *p __arg_trusted,
 
 /*
  * Group with the most allowed CPUs that are idle (whole_cores == 0) or sit
- * on a whole idle core (whole_cores != 0); -1 when none has any.
+ * on a whole idle core (whole_cores != 0); -1 when none has any. Counts go
+ * through a map lookup keyed by the group rather than an array indexed by
+ * it: a variable index computed right after a kfunc call trips 6.18's
+ * verifier ("backtracking call unexpected regs").
  */
 __noinline int loehle_busiest_idle_group(struct task_struct *p __arg_trusted,
 					 u32 by_node, u32 whole_cores)
 {
 	const struct cpumask *mask;
-	struct scratch *sc;
-	u32 *counts, i, g, best_count = 0;
+	u32 i, g, best_count = 0, *count;
+	u32 nr_groups = by_node ? nr_nodes : nr_llcs;
 	s32 best = -1;
 
-	sc = this_scratch();
-	if (!sc || !p)
+	if (!p)
 		return -1;
-	counts = sc->idle_per_group;
+	bpf_for(g, 0, nr_groups) {
+		count = bpf_map_lookup_elem(&group_idle, &g);
+		if (count)
+			*count = 0;
+	}
 	mask = whole_cores ? scx_bpf_get_idle_smtmask() : scx_bpf_get_idle_cpumask();
-	bpf_for(g, 0, LOEHLE_MAX_NODES)
-		counts[g & (LOEHLE_MAX_NODES - 1)] = 0;
 	bpf_for(i, 0, nr_cpus) {
-		if (i >= LOEHLE_MAX_CPUS)
-			break;
-		g = by_node ? cpu_node(i) : cpu_llc(i);
-		if (g >= LOEHLE_MAX_NODES)
+		if (!bpf_cpumask_test_cpu(i, mask) ||
+		    !bpf_cpumask_test_cpu(i, p->cpus_ptr))
 			continue;
-		if (bpf_cpumask_test_cpu(i, mask) &&
-		    bpf_cpumask_test_cpu(i, p->cpus_ptr))
-			counts[g & (LOEHLE_MAX_NODES - 1)]++;
+		g = by_node ? cpu_node(i) : cpu_llc(i);
+		count = bpf_map_lookup_elem(&group_idle, &g);
+		if (count)
+			(*count)++;
 	}
 	scx_bpf_put_idle_cpumask(mask);
-	bpf_for(g, 0, LOEHLE_MAX_NODES) {
-		if (counts[g & (LOEHLE_MAX_NODES - 1)] > best_count) {
-			best_count = counts[g & (LOEHLE_MAX_NODES - 1)];
+	bpf_for(g, 0, nr_groups) {
+		count = bpf_map_lookup_elem(&group_idle, &g);
+		if (count && *count > best_count) {
+			best_count = *count;
 			best = g;
 		}
 	}
@@ -333,8 +366,8 @@ __noinline int loehle_busiest_idle_group(struct task_struct *p __arg_trusted,
 static __always_inline int slow_pick(struct scratch *sc, struct task_struct *p,
 				     s32 prev)
 {
-	/* Groups are nodes; on one node, LLCs (as many as fit the counters). */
-	u32 by_node = nr_nodes > 1 || nr_llcs > LOEHLE_MAX_NODES;
+	/* Groups are nodes; on one node, LLCs. */
+	u32 by_node = nr_nodes > 1;
 	bool idle_core = sc->cfg.smt == LOEHLE_SMT_IDLE_CORE && smt_active;
 	u32 group = by_node ? cpu_node(prev) : cpu_llc(prev);
 	u32 examined, pruned, reason;
@@ -604,14 +637,37 @@ void LOEHLE_STRUCT_OPS(loehle_enqueue, struct task_struct *p, u64 enq_flags)
 	stat_add(st, LOEHLE_STAT_ENQUEUE, 1);
 
 	/*
-	 * A task whose slice ran out, with nobody waiting in its LLC, keeps
-	 * its CPU: bouncing it through the shared DSQ would let another CPU
-	 * (possibly its SMT sibling's) steal it for nothing.
+	 * The slice ran out on this very CPU (a new task has no WAKEUP flag
+	 * either, but a full slice, and must stay stealable).
 	 */
-	if (!(enq_flags & SCX_ENQ_WAKEUP) && !scx_bpf_dsq_nr_queued(llc) &&
+	if (!(enq_flags & SCX_ENQ_WAKEUP) && !p->scx.slice &&
+	    cpu == (s32)bpf_get_smp_processor_id() &&
 	    bpf_cpumask_test_cpu(cpu, p->cpus_ptr)) {
-		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, cfg.slice_ns, enq_flags);
-		return;
+		/*
+		 * Seed 002, kept up over time: a wakeup may have left this
+		 * task beside a busy sibling (the fast path looks only inside
+		 * prev's LLC). If a whole core is idle, move there now.
+		 */
+		if (cfg.smt == LOEHLE_SMT_IDLE_CORE && smt_active &&
+		    sibling_busy(cpu)) {
+			idle = scx_bpf_pick_idle_cpu(p->cpus_ptr, SCX_PICK_IDLE_CORE);
+			if (idle >= 0) {
+				scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL_ON | idle,
+						   cfg.slice_ns, enq_flags);
+				scx_bpf_kick_cpu(idle, SCX_KICK_IDLE);
+				stat_add(st, LOEHLE_STAT_SMT_MOVE, 1);
+				return;
+			}
+		}
+		/*
+		 * Nobody waiting in its LLC: keep the CPU. Bouncing through
+		 * the shared DSQ would let another CPU (maybe a busy core's
+		 * sibling) steal it for nothing.
+		 */
+		if (!scx_bpf_dsq_nr_queued(llc)) {
+			scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, cfg.slice_ns, enq_flags);
+			return;
+		}
 	}
 
 	/* A sleeper keeps at most one slice of credit. */

@@ -108,6 +108,7 @@ enum loehle_stat {
 	LOEHLE_STAT_DISPATCH_LOCAL_LLC,
 	LOEHLE_STAT_DISPATCH_REMOTE_LLC,
 	LOEHLE_STAT_KICK,
+	LOEHLE_STAT_SMT_MOVE,		/* slice ran out beside a busy sibling: moved to an idle core */
 	LOEHLE_STAT_EVENTS,
 	LOEHLE_STAT_EVENT_DROPS,
 	LOEHLE_NR_STATS,
@@ -137,11 +138,16 @@ struct loehle_config {
 
 /* Topology of one CPU, filled by the loader from sysfs. */
 struct loehle_cpu_topo {
-	__u32 core;	/* lowest CPU id among its SMT siblings */
-	__u32 llc;	/* dense LLC index */
-	__u32 node;	/* dense NUMA node index */
+	__u32 core;		/* lowest CPU id among its SMT siblings */
+	__u32 llc;		/* dense LLC index */
+	__u32 node;		/* dense NUMA node index */
 	__u32 online;
+	__u32 next_sibling;	/* next CPU of its core, in a ring; itself if none */
+	__u32 pad;
 };
+
+/* Longest SMT sibling ring the BPF side walks. */
+#define LOEHLE_MAX_SMT		8
 
 /* Pick event in the ring buffer. */
 struct loehle_pick_event {

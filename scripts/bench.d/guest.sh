@@ -152,13 +152,13 @@ run() {
 		echo "warmup=$_warm"
 	} >"$_dir/run.env"
 	_status=ok
+	_t0=$(uptime_s)
 	if [ "$_spec" != kernel ] && [ "$ATTACH_FAILS" -ge 2 ]; then
 		_status=not-run
 	elif ! apply_config "$_spec" "$_dir"; then
 		_status=config-failed
 	else
 		[ "$_spec" != kernel ] && { stats_save "$_dir/stats-before.json" || _status=stats-failed; }
-		_t0=$(uptime_s)
 		"$_wl" "$_dir" "$@" >"$_dir/stdout" 2>"$_dir/stderr" || _status=workload-failed
 		_t1=$(uptime_s)
 		echo "elapsed_s=$(fsub "$_t0" "$_t1")" >>"$_dir/run.env"
@@ -176,12 +176,11 @@ run() {
 	echo "status=$_status" >>"$_dir/run.env"
 	[ "$_status" = ok ] || [ "$_status" = scheduler-died ] || [ "$_status" = not-run ] || err "$_exp rep $_rep $_label $_params: $_status ($(tail -n 2 "$_dir/stderr" 2>/dev/null | tr '\n' ' '))"
 	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$_exp" "$_rep" "$_label" "$_params" "$_warm" "$_status" "${_dir#"$OUT"/}" >>"$OUT/runs.tsv"
-	log "$_exp rep $_rep $_label $_params: $_status"
+	log "$_exp rep $_rep $_label $_params: $_status ($(fsub "$_t0" "$(uptime_s)") s)"
 }
 
-# Interleaved order within a repetition: the kernel baseline first (scheduler
-# stopped), then every scx configuration of the list, rotated by the
-# repetition number so that no configuration always runs right after a start.
+# Order within a repetition: the kernel baseline first, then every scx
+# configuration of the list, rotated by the repetition number.
 # configs: "label=spec label=spec ..."
 for_configs() { # REP CONFIGS -> prints "label spec" lines in run order
 	local _i _n _c _k _scx _off _j
@@ -205,27 +204,6 @@ for_configs() { # REP CONFIGS -> prints "label spec" lines in run order
 			echo "${_c%%=*} ${_c#*=}"
 		fi
 		_j=$((_j + 1))
-	done
-}
-
-# experiment EXP CONFIGS PARAMSETS WORKLOAD: a warm-up run, then REPS
-# repetitions, each running every configuration for every parameter set.
-experiment() {
-	local _e _cfgs _psets _w _first _wspec _r _lbl _spec _ps
-	_e=$1 _cfgs=$2 _psets=$3 _w=$4
-	log "experiment $_e: $REPS repetition(s)"
-	_first=$(echo "$_psets" | awk '{ print $1 }')
-	_wspec=$(for_configs 0 "$_cfgs" | awk '$1 != "kernel" { print $2; exit }')
-	run "$_e" 0 warmup "${_wspec:-kernel}" "$_first" 1 "$_w" "$_first" </dev/null
-	_r=1
-	while [ "$_r" -le "$REPS" ]; do
-		for_configs "$_r" "$_cfgs" >"$TMPD/order"
-		while read -r _lbl _spec; do
-			for _ps in $_psets; do
-				run "$_e" "$_r" "$_lbl" "$_spec" "$_ps" 0 "$_w" "$_ps" </dev/null
-			done
-		done <"$TMPD/order"
-		_r=$((_r + 1))
 	done
 }
 
@@ -308,18 +286,18 @@ wl_latency() { # DIR LAYOUT
 	t1) _ncg=noise ;;
 	t2) _ncg=x/noise ;;
 	esac
-	in_cgroup "$_ncg" chrt --idle 0 stress-ng --cpu "$NCPUS" --cpu-method int64 -t 600 --quiet &
+	in_cgroup "$_ncg" chrt --idle 0 stress-ng --cpu "$LAT_NOISE" --cpu-method int64 -t 600 --quiet &
 	_noise=$!
 	sleep 0.5
 	_fail=0
 	# Histogram lines with zero counts carry nothing: keep the others.
-	in_cgroup bench cyclictest -m -q -D "$LAT_D" -t "$LAT_THREADS" -i 1000 -h 100000 --policy=other >"$1/cyclictest.raw" 2>"$1/cyclictest.err" || _fail=1
+	in_cgroup bench timeout "$LIMIT" cyclictest -m -q -D "$LAT_D" -t "$LAT_THREADS" -i 1000 -h 100000 --policy=other >"$1/cyclictest.raw" 2>"$1/cyclictest.err" || _fail=1
 	awk '/^#/ { print; next } { s = 0; for (i = 2; i <= NF; i++) s += $i; if (s > 0) print }' "$1/cyclictest.raw" >"$1/cyclictest.txt"
 	rm -f "$1/cyclictest.raw"
 	if command -v perf >/dev/null; then
-		in_cgroup bench perf bench sched pipe -l "$LAT_PIPE" >"$1/perf-pipe.txt" 2>&1 || _fail=1
+		in_cgroup bench timeout "$LIMIT" perf bench sched pipe -l "$LAT_PIPE" >"$1/perf-pipe.txt" 2>&1 || _fail=1
 	fi
-	in_cgroup bench hackbench -g 2 -f 10 -l "$LAT_HB" >"$1/hackbench.txt" 2>&1 || _fail=1
+	in_cgroup bench timeout "$LIMIT" hackbench -g 2 -f 10 -l "$LAT_HB" >"$1/hackbench.txt" 2>&1 || _fail=1
 	kill "$_noise" 2>/dev/null
 	wait "$_noise" 2>/dev/null
 	return $_fail
@@ -394,6 +372,7 @@ write_meta() {
 		echo "si_hogs=$SI_HOGS"
 		echo "lat_d=$LAT_D"
 		echo "lat_threads=$LAT_THREADS"
+		echo "lat_noise=$LAT_NOISE"
 		echo "lat_pipe=$LAT_PIPE"
 		echo "lat_hb=$LAT_HB"
 		echo "smt_t=$SMT_T"
@@ -435,8 +414,8 @@ write_meta() {
 # ---- main -------------------------------------------------------------------------------
 if [ "$QUICK" = 1 ]; then
 	FORK_T=2 FORK_SIZES="1,1 4,1 4,4 8,1 16,1"
-	SI_SIZES="2 8" SI_JOBS=16 SI_LOOP=20000
-	LAT_D=3 LAT_PIPE=1000 LAT_HB=20
+	SI_SIZES="2 8" SI_JOBS=16 SI_LOOP=10000
+	LAT_D=2 LAT_PIPE=200 LAT_HB=10
 	SMT_T=3 OH_T=2 OH_HB=20
 else
 	FORK_T=5 FORK_SIZES="1,1 4,1 4,4 8,1 16,1"
@@ -445,6 +424,11 @@ else
 	SMT_T=10 OH_T=5 OH_HB=100
 fi
 LAT_THREADS=4
+# SCHED_IDLE noise on half the CPUs: the modes differ only when some CPUs are
+# idle and others run SCHED_IDLE work.
+LAT_NOISE=$((NCPUS / 2))
+# Upper bound of one benchmark command (a stuck run fails instead of hanging).
+LIMIT=${BENCH_LIMIT:-120}
 SI_HOGS=$((NCPUS / 4))
 SMT_CORES=$(cat /sys/devices/system/cpu/cpu*/topology/thread_siblings_list 2>/dev/null | sort -u | wc -l)
 [ "$SMT_CORES" -gt 0 ] || SMT_CORES=$((NCPUS / 2))
@@ -454,27 +438,48 @@ want() { [ -z "$ONLY" ] || [ "$ONLY" = "$1" ]; }
 
 # Settings: policy/sched-idle/smt. The fork and overhead runs use smt=off, as
 # seed 000's Altra has no SMT (the tie groups are whole LLCs and nodes).
-if want fork; then
-	experiment fork "kernel=kernel builtin=builtin/wakee-aware/off recency=recency/wakee-aware/off first=first/wakee-aware/off reservoir=reservoir/wakee-aware/off" \
-		"$FORK_SIZES" wl_fork
-fi
-if want schedidle; then
-	experiment schedidle "kernel=kernel builtin=builtin/mainline/idle-core mainline=reservoir/mainline/idle-core wakee-aware=reservoir/wakee-aware/idle-core" \
-		"$SI_SIZES" wl_schedidle
-fi
-if want latency; then
-	cg_setup
-	experiment latency "kernel=kernel builtin=builtin/mainline/idle-core mainline=reservoir/mainline/idle-core wakee-aware=reservoir/wakee-aware/idle-core idle-first=reservoir/idle-first/idle-core ignore=reservoir/ignore/idle-core" \
-		"t1 t2" wl_latency
-fi
-if want smt; then
-	experiment smt "kernel=kernel builtin=builtin/wakee-aware/off off=reservoir/wakee-aware/off idle-core=reservoir/wakee-aware/idle-core" \
-		"$SMT_CORES" wl_smt
-fi
-if want overhead; then
-	experiment overhead "builtin=builtin/wakee-aware/off recency=recency/wakee-aware/off first=first/wakee-aware/off reservoir=reservoir/wakee-aware/off" \
-		"fork4+hackbench" wl_overhead
-fi
+CFG_fork="kernel=kernel builtin=builtin/wakee-aware/off recency=recency/wakee-aware/off first=first/wakee-aware/off reservoir=reservoir/wakee-aware/off"
+PS_fork=$FORK_SIZES
+CFG_schedidle="kernel=kernel builtin=builtin/mainline/idle-core mainline=reservoir/mainline/idle-core wakee-aware=reservoir/wakee-aware/idle-core"
+PS_schedidle=$SI_SIZES
+CFG_latency="kernel=kernel builtin=builtin/mainline/idle-core mainline=reservoir/mainline/idle-core wakee-aware=reservoir/wakee-aware/idle-core idle-first=reservoir/idle-first/idle-core ignore=reservoir/ignore/idle-core"
+PS_latency="t1 t2"
+CFG_smt="kernel=kernel builtin=builtin/wakee-aware/off off=reservoir/wakee-aware/off idle-core=reservoir/wakee-aware/idle-core"
+PS_smt=$SMT_CORES
+CFG_overhead="builtin=builtin/wakee-aware/off recency=recency/wakee-aware/off first=first/wakee-aware/off reservoir=reservoir/wakee-aware/off"
+PS_overhead="fork4+hackbench"
+
+EXPS=
+for e in fork schedidle latency smt overhead; do want "$e" && EXPS="$EXPS $e"; done
+want latency && cg_setup
+
+# Every start of a sched_ext scheduler flips static keys, i.e. patches kernel
+# text, which occasionally oopses under TCG: start scx_loehle once per
+# repetition. A repetition runs the kernel baseline of every experiment
+# (scheduler stopped), then every scx configuration of every experiment in
+# an order rotated by the repetition number. One warm-up run per experiment
+# (kernel scheduler, discarded) comes first.
+for e in $EXPS; do
+	eval "_ps=\$PS_$e _wl=wl_$e"
+	run "$e" 0 warmup kernel "${_ps%% *}" 1 "$_wl" "${_ps%% *}" </dev/null
+done
+r=1
+while [ "$r" -le "$REPS" ]; do
+	log "repetition $r of $REPS"
+	for phase in kernel scx; do
+		for e in $EXPS; do
+			eval "_cfgs=\$CFG_$e _ps=\$PS_$e _wl=wl_$e"
+			for_configs "$r" "$_cfgs" >"$TMPD/order"
+			while read -r _lbl _spec; do
+				if [ "$phase" = kernel ]; then [ "$_spec" = kernel ] || continue; else [ "$_spec" != kernel ] || continue; fi
+				for _p in $_ps; do
+					run "$e" "$r" "$_lbl" "$_spec" "$_p" 0 "$_wl" "$_p" </dev/null
+				done
+			done <"$TMPD/order"
+		done
+	done
+	r=$((r + 1))
+done
 
 sched_stop
 cat "$STATE" >"$OUT/meta/sched_ext_state_after" 2>/dev/null

@@ -255,7 +255,7 @@ def parse_run(raw, entry, core_of):
     if exp == "overhead":
         hb = re.search(r"Time:\s*([0-9.]+)", read(os.path.join(d, "hackbench.txt"), ""))
         m["hackbench_s"] = float(hb.group(1)) if hb else None
-    if entry["config"] != "kernel" and entry["status"] == "ok":
+    if entry["run"].get("spec", entry["config"]) != "kernel" and entry["status"] == "ok":
         m["scx"] = counters_delta(d)
         if exp == "overhead" and m["scx"].get("select_cpu_ns_per_call") is None:
             raise ParseError("no select_cpu run-time statistics (programs[].run_count did not grow)")
@@ -482,7 +482,7 @@ def report_latency(runs, meta, p, md, claims):
     g = group(runs, "latency")
     md.append(f"`cyclictest` ({meta.get('lat_threads')} SCHED_OTHER threads, 1 ms interval, "
               f"{meta.get('lat_d')} s) wakeup latency in µs, plus `perf bench sched pipe` (µs/op) and "
-              "`hackbench` (s), in the benchmark's cgroup while SCHED_IDLE CPU hogs on every CPU run "
+              "`hackbench` (s), in the benchmark's cgroup while SCHED_IDLE CPU hogs on half the CPUs run "
               "in a `cpu.idle=1` cgroup: t1 = noise in a sibling cgroup, t2 = noise one level deeper "
               "under another sibling. SCHED_IDLE modes use policy reservoir, smt idle-core. "
               "Percentiles: median over repetitions [min-max].\n")

@@ -163,7 +163,7 @@ case_seed000_spread() {
 	awk -v a="$x_first" -v na="$n_first" -v b="$x_res" -v nb="$n_res" 'BEGIN {
 		ea = a / na; eb = b / nb
 		printf "chi-square per pick: first %.3f, reservoir %.3f\n", ea, eb
-		exit !(ea > 0.3 && eb < 0.1 && ea > 4 * eb) }' ||
+		exit !(ea > 0.1 && eb < 0.05 && ea > 4 * eb) }' ||
 		fail "fork picks: first chi2=$x_first/$n_first, reservoir chi2=$x_res/$n_res: not concentrated vs uniform"
 	stop_sched
 }
