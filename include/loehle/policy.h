@@ -505,6 +505,19 @@ static inline int loehle_fast_offer(struct loehle_fast_scan *s,
 	return 0;
 }
 
+/*
+ * Record a fast-path pick: `reason` when the CPU is truly idle, SCHED_IDLE
+ * when it only counts as idle because it runs SCHED_IDLE work.
+ */
+static inline void loehle_fast_take(struct loehle_choice *c, __s32 cpu,
+				    int truly_idle, __u32 reason, int core_idle)
+{
+	c->cpu = cpu;
+	c->reason = truly_idle ? reason : (__u32)LOEHLE_REASON_SCHED_IDLE;
+	c->sched_idle_pick = !truly_idle;
+	c->core_idle = core_idle;
+}
+
 static inline void loehle_fast_result(const struct loehle_fast_scan *s,
 				      struct loehle_choice *c)
 {
@@ -518,38 +531,21 @@ static inline void loehle_fast_result(const struct loehle_fast_scan *s,
 	c->core_idle = 0;
 	c->pad = 0;
 
-	if (s->prev_decided) {
-		c->cpu = s->prev;
-		c->reason = s->prev_truly_idle ? LOEHLE_REASON_PREV_IDLE :
-						 LOEHLE_REASON_SCHED_IDLE;
-		c->sched_idle_pick = !s->prev_truly_idle;
-		c->core_idle = s->prev_core_idle;
-	} else if (s->idle_core_cpu >= 0) {
-		c->cpu = s->idle_core_cpu;
-		c->reason = LOEHLE_REASON_IDLE_CORE;
-		c->core_idle = 1;
-	} else if (s->prev_counts_idle) {
-		c->cpu = s->prev;
-		c->reason = s->prev_truly_idle ? LOEHLE_REASON_PREV_IDLE :
-						 LOEHLE_REASON_SCHED_IDLE;
-		c->sched_idle_pick = !s->prev_truly_idle;
-		c->core_idle = s->prev_core_idle;
-	} else if (s->prev_sibling >= 0) {
-		c->cpu = s->prev_sibling;
-		c->reason = s->prev_sibling_truly_idle ?
-			    LOEHLE_REASON_SMT_SIBLING : LOEHLE_REASON_SCHED_IDLE;
-		c->sched_idle_pick = !s->prev_sibling_truly_idle;
-	} else if (s->idle_cpu >= 0) {
-		c->cpu = s->idle_cpu;
-		c->reason = s->idle_cpu_truly_idle ? LOEHLE_REASON_IDLE_CPU :
-						     LOEHLE_REASON_SCHED_IDLE;
-		c->sched_idle_pick = !s->idle_cpu_truly_idle;
-		c->core_idle = s->idle_cpu_core_idle;
-	} else if (s->si_cpu >= 0) {
-		c->cpu = s->si_cpu;
-		c->reason = LOEHLE_REASON_SCHED_IDLE;
-		c->sched_idle_pick = 1;
-	} else {
+	/* Steps 1 and 3: prev, unless a whole idle core came first. */
+	if (s->prev_decided || (s->idle_core_cpu < 0 && s->prev_counts_idle))
+		loehle_fast_take(c, s->prev, s->prev_truly_idle,
+				 LOEHLE_REASON_PREV_IDLE, s->prev_core_idle);
+	else if (s->idle_core_cpu >= 0)
+		loehle_fast_take(c, s->idle_core_cpu, 1, LOEHLE_REASON_IDLE_CORE, 1);
+	else if (s->prev_sibling >= 0)
+		loehle_fast_take(c, s->prev_sibling, s->prev_sibling_truly_idle,
+				 LOEHLE_REASON_SMT_SIBLING, 0);
+	else if (s->idle_cpu >= 0)
+		loehle_fast_take(c, s->idle_cpu, s->idle_cpu_truly_idle,
+				 LOEHLE_REASON_IDLE_CPU, s->idle_cpu_core_idle);
+	else if (s->si_cpu >= 0)
+		loehle_fast_take(c, s->si_cpu, 0, LOEHLE_REASON_SCHED_IDLE, 0);
+	else {
 		c->cpu = s->prev;
 		c->reason = LOEHLE_REASON_PREV_BUSY;
 		c->idle_pick = 0;
