@@ -113,7 +113,7 @@ absl::StatusOr<Command> ParseCommandLine(const std::vector<std::string>& args) {
   if (i < args.size() && args[i] == "ctl") {
     ++i;
     if (i >= args.size()) {
-      return absl::InvalidArgumentError("ctl needs a command: get, set or stats");
+      return absl::InvalidArgumentError("ctl needs a command: get, set, stats or send");
     }
     mode = "ctl " + args[i++];
     if (mode == "ctl get") {
@@ -123,9 +123,17 @@ absl::StatusOr<Command> ParseCommandLine(const std::vector<std::string>& args) {
       cmd.changes = nlohmann::json::object();
     } else if (mode == "ctl stats") {
       cmd.kind = Command::Kind::kCtlStats;
+    } else if (mode == "ctl send") {
+      // The one positional argument: a raw request line, for scripts and
+      // for checking how the daemon answers malformed requests.
+      if (i >= args.size()) {
+        return absl::InvalidArgumentError("ctl send needs a request line, e.g. '{\"cmd\":\"get\"}'");
+      }
+      cmd.kind = Command::Kind::kCtlSend;
+      cmd.raw_request = args[i++];
     } else {
       return absl::InvalidArgumentError(absl::StrCat(
-          "unknown ctl command \"", args[i - 1], "\" (expected get, set or stats)"));
+          "unknown ctl command \"", args[i - 1], "\" (expected get, set, stats or send)"));
     }
   } else if (i < args.size() && args[i] == "stats") {
     ++i;
@@ -316,6 +324,9 @@ Control a running scheduler:
   scx_loehle ctl set [--policy=...] [--sched-idle=...] [--smt=...]
                      [--slice-us=N] [--claim-retries=N] [--sample-every=N]
   scx_loehle ctl stats [--json]
+  scx_loehle ctl send 'JSON-LINE'
+                     send one raw request line, print the reply; exit 1
+                     when the reply is an error
   scx_loehle stats --json [--interval=SECONDS] [--count=N]
                      one stats reply per line (schema: Documentation/stats.md)
   scx_loehle trace --out=FILE [--duration=SECONDS]

@@ -30,13 +30,14 @@ namespace loehle {
 
 struct Command {
   enum class Kind {
-    kRun, kCtlGet, kCtlSet, kCtlStats, kStatsStream, kTrace, kTop, kHelp,
-    kVersion
+    kRun, kCtlGet, kCtlSet, kCtlStats, kCtlSend, kStatsStream, kTrace, kTop,
+    kHelp, kVersion
   };
   Kind kind = Kind::kRun;
   DaemonOptions daemon;         // kRun
   nlohmann::json changes;       // kCtlSet: the settings to change
   std::string socket_path = kDefaultSocketPath;
+  std::string raw_request;      // kCtlSend: the line, sent as given
   bool json = false;            // kCtlStats
   double interval_s = 1;        // kStatsStream, kTop
   int count = 0;                // kStatsStream, kTop (frames): 0 = until interrupted

@@ -106,6 +106,14 @@ TEST(CliTest, CtlNeedsAKnownCommand) {
   EXPECT_THAT(cmd.status().message(), HasSubstr("reboot"));
 }
 
+TEST(CliTest, CtlSendTakesOneRawLine) {
+  absl::StatusOr<Command> cmd = Parse({"ctl", "send", "not json"});
+  ASSERT_TRUE(cmd.ok()) << cmd.status();
+  EXPECT_EQ(cmd->kind, Command::Kind::kCtlSend);
+  EXPECT_EQ(cmd->raw_request, "not json");
+  EXPECT_FALSE(Parse({"ctl", "send"}).ok());
+}
+
 TEST(CliTest, CtlGetDoesNotTakeRunFlags) {
   EXPECT_FALSE(Parse({"ctl", "get", "--stats=1"}).ok());
   EXPECT_TRUE(Parse({"ctl", "get", "--socket=/tmp/s"}).ok());

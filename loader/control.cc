@@ -406,6 +406,13 @@ void ControlServer::Flush(Client& client) {
 absl::StatusOr<nlohmann::json> ControlRequest(const std::string& path,
                                               const nlohmann::json& request,
                                               int timeout_ms) {
+  return ControlRequestLine(path, DumpLine(request), timeout_ms);
+}
+
+absl::StatusOr<nlohmann::json> ControlRequestLine(const std::string& path,
+                                                  std::string line,
+                                                  int timeout_ms) {
+  if (line.empty() || line.back() != '\n') line.push_back('\n');
   const auto deadline = std::chrono::steady_clock::now() +
                         std::chrono::milliseconds(std::max(timeout_ms, 0));
   absl::StatusOr<sockaddr_un> address = SocketAddress(path);
@@ -432,7 +439,6 @@ absl::StatusOr<nlohmann::json> ControlRequest(const std::string& path,
         absl::StrFormat("cannot configure socket: %s", ErrnoText(errno)));
   }
 
-  const std::string line = DumpLine(request);
   size_t sent = 0;
   // A server that refuses us (permission, too many clients) replies and
   // closes at once, possibly before our request is out; its reply then

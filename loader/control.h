@@ -124,6 +124,13 @@ absl::StatusOr<nlohmann::json> ControlRequest(const std::string& path,
                                               const nlohmann::json& request,
                                               int timeout_ms = 3000);
 
+// The same with the request line as given, not necessarily valid JSON (a
+// newline is added when missing): `scx_loehle ctl send` and tests of how the
+// server answers malformed requests.
+absl::StatusOr<nlohmann::json> ControlRequestLine(const std::string& path,
+                                                  std::string line,
+                                                  int timeout_ms = 3000);
+
 }  // namespace loehle
 
 #endif  // LOEHLE_LOADER_CONTROL_H_

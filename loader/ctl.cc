@@ -113,6 +113,18 @@ absl::Status RunCtl(const Command& command) {
       printf("%s\n", DescribeGet(*r).c_str());
       return absl::OkStatus();
     }
+    case Command::Kind::kCtlSend: {
+      absl::StatusOr<nlohmann::json> reply =
+          ControlRequestLine(command.socket_path, command.raw_request);
+      if (!reply.ok()) return reply.status();
+      printf("%s\n", reply->dump().c_str());
+      if (!reply->is_object() || !reply->value("ok", false)) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "scheduler refused: ",
+            reply->is_object() ? reply->value("error", std::string("?")) : "?"));
+      }
+      return absl::OkStatus();
+    }
     case Command::Kind::kCtlStats: {
       absl::StatusOr<nlohmann::json> r = Request(command.socket_path, {{"cmd", "stats"}});
       if (!r.ok()) return r.status();

@@ -38,6 +38,9 @@ load
 load
 [ "$(cat "$STATE")" = enabled ] || die "sched_ext state is $(cat "$STATE") after the loads"
 
+say "the dashboard (scx_loehle top, one plain-text frame)"
+"$SCHED" top --once --socket "$SOCK" || die "top --once failed"
+
 say "per-generation summary"
 "$SCHED" ctl stats --socket "$SOCK" || die "ctl stats failed"
 

@@ -202,11 +202,51 @@ case_bad_input() {
 		"$SCHED" $args >/tmp/bad.out 2>&1 && fail "scx_loehle $args succeeded"
 		echo "$args -> $(cat /tmp/bad.out)"
 	done
+	# Malformed control-socket requests each get an error reply.
+	big=$(head -c 70000 /dev/zero | tr '\0' x)
+	for line in 'garbage' '[1,2]' '{"nocmd":1}' '{"cmd":"reboot"}' '{"cmd":"set"}' \
+	    '{"cmd":"set","args":{"policy":"fastest"}}' '{"cmd":"set","args":{"slice_us":1}}' \
+	    '{"cmd":"set","args":{"turbo":true}}' "$big"; do
+		out=$("$SCHED" ctl send "$line" 2>/dev/null)
+		rc=$?
+		[ "$rc" -eq 1 ] || fail "ctl send $(echo "$line" | cut -c1-40) exited $rc, expected 1"
+		case $out in *'"error":'*'"ok":false'*) ;; *) fail "no error reply to $(echo "$line" | cut -c1-40): $out" ;; esac
+		echo "$(echo "$line" | cut -c1-40) -> $out" | cut -c1-160
+	done
+	"$SCHED" ctl get | grep -q '^generation 1: ' || fail "a malformed request changed the generation"
 	# A second scheduler is refused with the name of the running one.
 	"$SCHED" --socket=/tmp/second.sock >/tmp/bad.out 2>&1 && fail "a second scheduler attached"
 	grep -q 'already loaded: loehle' /tmp/bad.out || fail "second scheduler: $(cat /tmp/bad.out)"
 	echo "second scheduler -> $(cat /tmp/bad.out)"
 	expect_enabled "the bad input"
 	"$SCHED" ctl get >/dev/null || fail "ctl get fails after the bad input"
+	stop_sched
+}
+
+# CPU hotplug: the kernel ejects a scheduler without cpu_online/offline
+# callbacks with a restart request; the loader reloads under the next
+# generation and the scheduler is enabled again.
+case_hotplug_restart() {
+	start_sched
+	cpu=$(($(nproc) - 1))
+	echo 0 >/sys/devices/system/cpu/cpu$cpu/online || fail "cannot take CPU $cpu offline"
+	n=0
+	until grep -q 'restarted' /tmp/sched.log; do
+		n=$((n + 1)); [ $n -lt 100 ] || fail "no restart after CPU $cpu went offline (log: $(tail -n 3 /tmp/sched.log | tr '\n' '|'))"
+		sleep 0.1
+	done
+	wait_state enabled 10 || fail "state is '$(cat "$STATE")' after the restart"
+	echo 1 >/sys/devices/system/cpu/cpu$cpu/online || fail "cannot bring CPU $cpu back"
+	n=0
+	until [ "$(grep -c restarted /tmp/sched.log)" -ge 2 ]; do
+		n=$((n + 1)); [ $n -lt 100 ] || fail "no restart after CPU $cpu came back"
+		sleep 0.1
+	done
+	wait_state enabled 10 || fail "state is '$(cat "$STATE")' after the second restart"
+	get=$("$SCHED" ctl get) || fail "ctl get failed after the restarts"
+	echo "$get"
+	case $get in "generation 3: "*) ;; *) fail "expected generation 3 after two restarts: $get" ;; esac
+	grep 'going offline\|going online' /tmp/sched.log | head -n 2
+	stress-ng --fork 2 -t 2 --quiet || fail "stress-ng failed after the restarts"
 	stop_sched
 }
