@@ -46,8 +46,9 @@
  * Queueing. One vtime-ordered DSQ per LLC, weighted by p->scx.weight
  * (SCHED_IDLE tasks weigh 1). A CPU dispatches from its own LLC first and
  * takes work from the other LLCs before it goes idle. A sleeper's vtime is
- * clamped to one slice behind its LLC's clock, so no task, SCHED_IDLE
- * included, can be starved by accumulated credit.
+ * clamped to one slice behind its LLC's clock, and any task's vtime to a few
+ * slices ahead of it, so no task, SCHED_IDLE included, waits long: neither
+ * accumulated credit nor weight 1's steep vtime can push it out of reach.
  *
  * Configuration and statistics. The loader writes a double-buffered config
  * and flips active_config; each flip carries a new generation. Counters are
@@ -131,6 +132,9 @@ struct {
 	__type(key, u32);
 	__type(value, u32);
 } group_idle SEC(".maps");
+
+/* How far ahead of its LLC's clock a task's vtime may run (see stopping). */
+#define LOEHLE_MAX_LEAD_SLICES	4
 
 /* Per-LLC virtual clock. */
 struct {
@@ -749,9 +753,26 @@ void LOEHLE_STRUCT_OPS(loehle_stopping, struct task_struct *p, bool runnable)
 	struct loehle_config cfg;
 	u64 used;
 
+	u32 llc = cpu_llc(scx_bpf_task_cpu(p));
+	u64 *clock, lead;
+
 	read_config(&cfg);
 	used = cfg.slice_ns > p->scx.slice ? cfg.slice_ns - p->scx.slice : 0;
 	p->scx.dsq_vtime += used * 100 / (p->scx.weight ? p->scx.weight : 1);
+
+	/*
+	 * Bounded lead. At weight 1 (SCHED_IDLE) one slice costs 100 slices
+	 * of vtime, and the LLC clock moves only when a running task's vtime
+	 * passes it, which short sleepers (pipes, timers) seldom do: without
+	 * a bound such a task waited behind them past the watchdog (seen:
+	 * 34 s under hackbench + cyclictest). It stays at most
+	 * LOEHLE_MAX_LEAD_SLICES ahead, so it runs once the busiest runnable
+	 * task has used about that much more CPU.
+	 */
+	clock = bpf_map_lookup_elem(&llc_vtime, &llc);
+	lead = LOEHLE_MAX_LEAD_SLICES * cfg.slice_ns;
+	if (clock && p->scx.dsq_vtime > *clock + lead)
+		p->scx.dsq_vtime = *clock + lead;
 }
 
 void LOEHLE_STRUCT_OPS(loehle_enable, struct task_struct *p)

@@ -250,3 +250,49 @@ case_hotplug_restart() {
 	stress-ng --fork 2 -t 2 --quiet || fail "stress-ng failed after the restarts"
 	stop_sched
 }
+
+# No starvation: SCHED_IDLE CPU hogs beside a steady stream of short-running
+# normal tasks (hackbench) must each get CPU time in every window. Before the
+# vtime lead was bounded, weight 1 pushed a hog's vtime so far ahead of its
+# LLC's clock that it waited 34 s and the watchdog ejected the scheduler.
+case_sched_idle_progress() {
+	for policy in builtin reservoir; do
+		start_sched --policy="$policy" --sched-idle=mainline
+		cg=/sys/fs/cgroup/idle-hogs
+		mkdir -p "$cg"
+		( echo 0 >"$cg/cgroup.procs"; exec chrt --idle 0 stress-ng --cpu 4 --cpu-method int64 -t 60 --quiet ) &
+		hogs=$!
+		sleep 1
+		hackbench -g 2 -f 10 -l 100000 >/dev/null 2>&1 &
+		bench=$!
+		sleep 1
+		stuck=0
+		for window in 1 2 3 4; do
+			for pid in $(cat "$cg/cgroup.procs"); do
+				[ "$(cat /proc/$pid/comm 2>/dev/null)" = stress-ng ] && continue
+				awk '{ print $14 + $15 }' /proc/$pid/stat 2>/dev/null >"/tmp/t.$pid.$window"
+			done
+			sleep 3
+		done
+		for f in /tmp/t.*.1; do
+			pid=${f#/tmp/t.}; pid=${pid%.1}
+			prev=
+			for window in 1 2 3 4; do
+				now=$(cat "/tmp/t.$pid.$window" 2>/dev/null)
+				if [ -n "$prev" ] && [ -n "$now" ] && [ "$now" -le "$prev" ]; then
+					stuck=$((stuck + 1))
+					echo "$policy: SCHED_IDLE hog $pid got no CPU between windows ($prev -> $now ticks)"
+				fi
+				prev=$now
+			done
+		done
+		rm -f /tmp/t.*
+		kill "$bench" 2>/dev/null; wait "$bench" 2>/dev/null
+		kill "$hogs" 2>/dev/null; wait "$hogs" 2>/dev/null
+		expect_enabled "SCHED_IDLE hogs beside hackbench under $policy"
+		stop_sched
+		rmdir "$cg" 2>/dev/null
+		[ "$stuck" -le 1 ] || fail "$policy: SCHED_IDLE hogs went $stuck windows of 3 s without CPU"
+		echo "$policy: every SCHED_IDLE hog made progress"
+	done
+}
