@@ -503,7 +503,7 @@ static __always_inline void emit_event(struct scratch *sc,
 	stat_add(st, LOEHLE_STAT_EVENTS, 1);
 }
 
-static __always_inline void count_choice(struct loehle_stats *st, u32 path,
+static __always_inline void count_choice(struct loehle_stats *st,
 					 const struct loehle_choice *c)
 {
 	stat_add(st, LOEHLE_STAT_PICK + c->reason, 1);
@@ -524,6 +524,21 @@ static __always_inline void count_fork_pick(u32 generation, s32 cpu)
 
 	if (n)
 		__sync_fetch_and_add(n, 1);
+}
+
+/* Counters, fork-pick tally and sampled event of one decision. */
+static __always_inline s32 finish_pick(struct scratch *sc,
+				       struct loehle_stats *st,
+				       const struct loehle_config *cfg,
+				       const struct task_struct *p, s32 prev,
+				       u32 path, const struct loehle_choice *c,
+				       u32 claim)
+{
+	count_choice(st, c);
+	if (path == LOEHLE_PATH_FORK)
+		count_fork_pick(cfg->generation, c->cpu);
+	emit_event(sc, st, cfg, p, prev, path, c, claim);
+	return c->cpu;
 }
 
 s32 LOEHLE_STRUCT_OPS(loehle_select_cpu, struct task_struct *p, s32 prev_cpu,
@@ -561,11 +576,7 @@ s32 LOEHLE_STRUCT_OPS(loehle_select_cpu, struct task_struct *p, s32 prev_cpu,
 			stat_add(st, LOEHLE_STAT_DIRECT_DISPATCH, 1);
 			claim = LOEHLE_CLAIM_OK;
 		}
-		count_choice(st, path, &c);
-		if (path == LOEHLE_PATH_FORK)
-			count_fork_pick(cfg.generation, c.cpu);
-		emit_event(sc, st, &cfg, p, prev_cpu, path, &c, claim);
-		return c.cpu;
+		return finish_pick(sc, st, &cfg, p, prev_cpu, path, &c, claim);
 	}
 
 	wakee_si = task_is_sched_idle(p);
@@ -620,11 +631,7 @@ s32 LOEHLE_STRUCT_OPS(loehle_select_cpu, struct task_struct *p, s32 prev_cpu,
 		c.reason = LOEHLE_REASON_CLAIM_GAVE_UP;
 	}
 
-	count_choice(st, path, &c);
-	if (path == LOEHLE_PATH_FORK)
-		count_fork_pick(cfg.generation, c.cpu);
-	emit_event(sc, st, &cfg, p, prev_cpu, path, &c, claim);
-	return c.cpu;
+	return finish_pick(sc, st, &cfg, p, prev_cpu, path, &c, claim);
 }
 
 void LOEHLE_STRUCT_OPS(loehle_enqueue, struct task_struct *p, u64 enq_flags)
@@ -705,16 +712,21 @@ void LOEHLE_STRUCT_OPS(loehle_enqueue, struct task_struct *p, u64 enq_flags)
 	}
 }
 
-void LOEHLE_STRUCT_OPS(loehle_dispatch, s32 cpu, struct task_struct *prev)
+/* Count one event under the generation in force. */
+static __always_inline void stat_now(u32 idx)
 {
 	struct loehle_config cfg;
-	struct loehle_stats *st;
+
+	read_config(&cfg);
+	stat_add(stats_for(cfg.generation), idx, 1);
+}
+
+void LOEHLE_STRUCT_OPS(loehle_dispatch, s32 cpu, struct task_struct *prev)
+{
 	u32 llc = cpu_llc(cpu), i, other;
 
 	if (scx_bpf_dsq_move_to_local(llc)) {
-		read_config(&cfg);
-		st = stats_for(cfg.generation);
-		stat_add(st, LOEHLE_STAT_DISPATCH_LOCAL_LLC, 1);
+		stat_now(LOEHLE_STAT_DISPATCH_LOCAL_LLC);
 		return;
 	}
 	bpf_for(i, 1, nr_llcs) {
@@ -722,9 +734,7 @@ void LOEHLE_STRUCT_OPS(loehle_dispatch, s32 cpu, struct task_struct *prev)
 		if (other >= nr_llcs)
 			other -= nr_llcs;
 		if (scx_bpf_dsq_move_to_local(other)) {
-			read_config(&cfg);
-			st = stats_for(cfg.generation);
-			stat_add(st, LOEHLE_STAT_DISPATCH_REMOTE_LLC, 1);
+			stat_now(LOEHLE_STAT_DISPATCH_REMOTE_LLC);
 			return;
 		}
 	}

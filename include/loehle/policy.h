@@ -360,18 +360,26 @@ static inline int loehle_slow_offer(struct loehle_slow_scan *s,
 	return loehle_slow_step(s, f, rand);
 }
 
-static inline void loehle_slow_result(const struct loehle_slow_scan *s,
-				      struct loehle_choice *c)
+/* A choice with the scan's figures and nothing picked yet. */
+static inline void loehle_choice_init(struct loehle_choice *c, __u32 examined,
+				      __u32 pruned, __u32 unpublished,
+				      __u8 idle_pick)
 {
-	c->examined = s->examined;
-	c->pruned = s->pruned;
-	c->unpublished = s->unpublished;
+	c->examined = examined;
+	c->pruned = pruned;
+	c->unpublished = unpublished;
 	c->ties = 0;
 	c->latency_key = LOEHLE_U64_MAX;
-	c->idle_pick = 0;
+	c->idle_pick = idle_pick;
 	c->sched_idle_pick = 0;
 	c->core_idle = 0;
 	c->pad = 0;
+}
+
+static inline void loehle_slow_result(const struct loehle_slow_scan *s,
+				      struct loehle_choice *c)
+{
+	loehle_choice_init(c, s->examined, s->pruned, s->unpublished, 0);
 
 	if (s->decided >= 0) {
 		c->cpu = s->decided;
@@ -521,15 +529,7 @@ static inline void loehle_fast_take(struct loehle_choice *c, __s32 cpu,
 static inline void loehle_fast_result(const struct loehle_fast_scan *s,
 				      struct loehle_choice *c)
 {
-	c->examined = s->examined;
-	c->pruned = s->pruned;
-	c->unpublished = 0;
-	c->ties = 0;
-	c->latency_key = LOEHLE_U64_MAX;
-	c->idle_pick = 1;
-	c->sched_idle_pick = 0;
-	c->core_idle = 0;
-	c->pad = 0;
+	loehle_choice_init(c, s->examined, s->pruned, 0, 1);
 
 	/* Steps 1 and 3: prev, unless a whole idle core came first. */
 	if (s->prev_decided || (s->idle_core_cpu < 0 && s->prev_counts_idle))
