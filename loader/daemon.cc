@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "loader/control.h"
 #include "loader/metrics.h"
@@ -286,6 +287,11 @@ absl::Status RunDaemon(const DaemonOptions& options) {
     if (std::optional<ExitRecord> exit = daemon.scheduler().Exit()) {
       fprintf(stderr, "scx_loehle: the kernel disabled the scheduler: %s\n",
               exit->Describe().c_str());
+      if (!exit->dump.empty()) {
+        fprintf(stderr, "scx_loehle: the kernel's debug dump:\n%s%s",
+                exit->dump.c_str(),
+                absl::EndsWith(exit->dump, "\n") ? "" : "\n");
+      }
       if (!exit->WantsRestart()) {
         return absl::AbortedError(
             absl::StrCat("scheduler exited: ", exit->Describe()));

@@ -337,6 +337,8 @@ std::optional<ExitRecord> Scheduler::Exit() const {
   record.exit_code = info.exit_code;
   record.reason.assign(info.reason, strnlen(info.reason, sizeof(info.reason)));
   record.message.assign(info.msg, strnlen(info.msg, sizeof(info.msg)));
+  const char* dump = skel_->bss->exit_dump;
+  record.dump.assign(dump, strnlen(dump, sizeof(skel_->bss->exit_dump)));
   return record;
 }
 

@@ -51,6 +51,8 @@ struct ExitRecord {
   int64_t exit_code = 0;
   std::string reason;
   std::string message;
+  // The kernel's debug dump (error exits only; empty otherwise).
+  std::string dump;
   bool WantsRestart() const {
     return (static_cast<uint64_t>(exit_code) & kExitActionRestart) != 0;
   }

@@ -63,12 +63,12 @@ TEST_F(FakeSysfs, DisabledSchedExtAsRootIsFine) {
 }
 
 TEST(ExitRecordTest, DescribesKindReasonMessageAndRestart) {
-  ExitRecord stall{1026, 0, "watchdog", "task stalled for 30s"};
+  ExitRecord stall{1026, 0, "watchdog", "task stalled for 30s", ""};
   EXPECT_EQ(stall.Describe(),
             "runnable task stall (watchdog): task stalled for 30s");
   EXPECT_FALSE(stall.WantsRestart());
   ExitRecord hotplug{66, static_cast<int64_t>(kExitActionRestart | (1ULL << 32)),
-                     "hotplug", ""};
+                     "hotplug", "", ""};
   EXPECT_TRUE(hotplug.WantsRestart());
   EXPECT_THAT(hotplug.Describe(), HasSubstr("restart"));
 }

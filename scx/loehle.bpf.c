@@ -48,7 +48,8 @@
  * takes work from the other LLCs before it goes idle. A sleeper's vtime is
  * clamped to one slice behind its LLC's clock, and any task's vtime to a few
  * slices ahead of it, so no task, SCHED_IDLE included, waits long: neither
- * accumulated credit nor weight 1's steep vtime can push it out of reach.
+ * accumulated credit, nor weight 1's steep vtime, nor a vtime brought from
+ * another LLC's clock can push it out of reach.
  *
  * Configuration and statistics. The loader writes a double-buffered config
  * and flips active_config; each flip carries a new generation. Counters are
@@ -76,6 +77,7 @@ __u32 active_config;
 
 /* Read by the loader once the kernel has disabled the scheduler. */
 struct loehle_exit_info exit_info;
+char exit_dump[LOEHLE_EXIT_DUMP_LEN];
 
 /* Per-CPU facts other CPUs read while scanning. */
 struct cpu_state {
@@ -133,10 +135,14 @@ struct {
 	__type(value, u32);
 } group_idle SEC(".maps");
 
-/* How far ahead of its LLC's clock a task's vtime may run (see stopping). */
+/* How far ahead of its LLC's clock a task's vtime may run (see vtime_bound). */
 #define LOEHLE_MAX_LEAD_SLICES	4
 
-/* Per-LLC virtual clock. */
+/*
+ * Per-LLC virtual clock: the largest vtime that started running there. The
+ * clocks of two LLCs drift apart, so a task's vtime means something only
+ * against the clock of the LLC it last queued or ran in.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, LOEHLE_MAX_LLCS);
@@ -634,6 +640,32 @@ s32 LOEHLE_STRUCT_OPS(loehle_select_cpu, struct task_struct *p, s32 prev_cpu,
 	return finish_pick(sc, st, &cfg, p, prev_cpu, path, &c, claim);
 }
 
+/*
+ * A vtime that means something in this LLC's queue: at most one slice
+ * behind its clock (a sleeper keeps one slice of credit) and at most
+ * LOEHLE_MAX_LEAD_SLICES ahead of it. The lead bound is what keeps every
+ * task within reach. At weight 1 (SCHED_IDLE) one slice costs 100 slices
+ * of vtime, and the clock moves only when a running task's vtime passes it,
+ * which short sleepers (pipes, timers) seldom do. And a task that changed
+ * LLC (a wakeup placed elsewhere, a remote dispatch) brings a vtime measured
+ * against another clock, which may be seconds ahead of this one. Without
+ * the bound such tasks waited behind everyone else past the watchdog (seen:
+ * 34 s under hackbench + cyclictest beside SCHED_IDLE hogs).
+ */
+static __always_inline u64 vtime_bound(u64 vtime, u32 llc, u64 slice_ns)
+{
+	u64 *clock = bpf_map_lookup_elem(&llc_vtime, &llc);
+	u64 lead = LOEHLE_MAX_LEAD_SLICES * slice_ns;
+
+	if (!clock)
+		return vtime;
+	if (vtime + slice_ns < *clock)
+		return *clock - slice_ns;
+	if (vtime > *clock + lead)
+		return *clock + lead;
+	return vtime;
+}
+
 void LOEHLE_STRUCT_OPS(loehle_enqueue, struct task_struct *p, u64 enq_flags)
 {
 	struct loehle_config cfg;
@@ -641,7 +673,7 @@ void LOEHLE_STRUCT_OPS(loehle_enqueue, struct task_struct *p, u64 enq_flags)
 	struct cpu_state *cs;
 	s32 cpu = scx_bpf_task_cpu(p), idle;
 	u32 llc = cpu_llc(cpu);
-	u64 *clock, vtime = p->scx.dsq_vtime;
+	u64 vtime = p->scx.dsq_vtime;
 
 	read_config(&cfg);
 	st = stats_for(cfg.generation);
@@ -681,11 +713,8 @@ void LOEHLE_STRUCT_OPS(loehle_enqueue, struct task_struct *p, u64 enq_flags)
 		}
 	}
 
-	/* A sleeper keeps at most one slice of credit. */
-	clock = bpf_map_lookup_elem(&llc_vtime, &llc);
-	if (clock && vtime + cfg.slice_ns < *clock)
-		vtime = *clock - cfg.slice_ns;
-	scx_bpf_dsq_insert_vtime(p, llc, cfg.slice_ns, vtime, enq_flags);
+	scx_bpf_dsq_insert_vtime(p, llc, cfg.slice_ns,
+				 vtime_bound(vtime, llc, cfg.slice_ns), enq_flags);
 
 	/* Wake an idle CPU for it, ours first. */
 	if (scx_bpf_test_and_clear_cpu_idle(cpu)) {
@@ -760,29 +789,19 @@ void LOEHLE_STRUCT_OPS(loehle_running, struct task_struct *p)
 
 void LOEHLE_STRUCT_OPS(loehle_stopping, struct task_struct *p, bool runnable)
 {
+	u32 llc = cpu_llc(scx_bpf_task_cpu(p));
 	struct loehle_config cfg;
 	u64 used;
-
-	u32 llc = cpu_llc(scx_bpf_task_cpu(p));
-	u64 *clock, lead;
 
 	read_config(&cfg);
 	used = cfg.slice_ns > p->scx.slice ? cfg.slice_ns - p->scx.slice : 0;
 	p->scx.dsq_vtime += used * 100 / (p->scx.weight ? p->scx.weight : 1);
-
 	/*
-	 * Bounded lead. At weight 1 (SCHED_IDLE) one slice costs 100 slices
-	 * of vtime, and the LLC clock moves only when a running task's vtime
-	 * passes it, which short sleepers (pipes, timers) seldom do: without
-	 * a bound such a task waited behind them past the watchdog (seen:
-	 * 34 s under hackbench + cyclictest). It stays at most
-	 * LOEHLE_MAX_LEAD_SLICES ahead, so it runs once the busiest runnable
-	 * task has used about that much more CPU.
+	 * Bound it here too, not only when it queues: a task kept on its CPU
+	 * at slice expiry runs again without queueing, and ops.running would
+	 * otherwise drag the LLC clock up by a weight-1 task's steep charge.
 	 */
-	clock = bpf_map_lookup_elem(&llc_vtime, &llc);
-	lead = LOEHLE_MAX_LEAD_SLICES * cfg.slice_ns;
-	if (clock && p->scx.dsq_vtime > *clock + lead)
-		p->scx.dsq_vtime = *clock + lead;
+	p->scx.dsq_vtime = vtime_bound(p->scx.dsq_vtime, llc, cfg.slice_ns);
 }
 
 void LOEHLE_STRUCT_OPS(loehle_enable, struct task_struct *p)
@@ -843,6 +862,8 @@ void LOEHLE_STRUCT_OPS(loehle_exit, struct scx_exit_info *ei)
 	bpf_probe_read_kernel_str(exit_info.reason, sizeof(exit_info.reason),
 				  ei->reason);
 	bpf_probe_read_kernel_str(exit_info.msg, sizeof(exit_info.msg), ei->msg);
+	if (ei->dump)
+		bpf_probe_read_kernel_str(exit_dump, sizeof(exit_dump), ei->dump);
 	/* kind last: the loader polls it to learn that the rest is there. */
 	exit_info.kind = ei->kind;
 }
@@ -859,5 +880,6 @@ struct sched_ext_ops loehle_ops = {
 	.init		= (void *)loehle_init,
 	.exit		= (void *)loehle_exit,
 	.flags		= SCX_OPS_KEEP_BUILTIN_IDLE,
+	.exit_dump_len	= LOEHLE_EXIT_DUMP_LEN,
 	.name		= "loehle",
 };

@@ -168,6 +168,12 @@ struct loehle_pick_event {
 
 /* Why and how the scheduler exited, mirrored from the kernel's exit info. */
 #define LOEHLE_EXIT_MSG_LEN 256
+/*
+ * Room for the kernel's debug dump on an error exit (each CPU's state, the
+ * stalled task and the DSQ it sits on): sched_ext_ops.exit_dump_len, and
+ * the size of the BPF global the exit callback copies it into.
+ */
+#define LOEHLE_EXIT_DUMP_LEN 32768
 struct loehle_exit_info {
 	__s64 kind;
 	__s64 exit_code;

@@ -280,13 +280,27 @@ cg_setup() {
 	[ -d "$CG/bench" ] || err "cannot create cgroups under $CG"
 }
 
+# Empty cgroup $1: wait up to 2 s for its tasks to exit, then kill the rest
+# (cgroup.kill). Fails when it is still not empty 5 s later.
+cg_empty() {
+	local _n
+	_n=0
+	while [ -n "$(cat "$CG/$1/cgroup.procs" 2>/dev/null)" ]; do
+		[ "$_n" -eq 20 ] && { log "killing what is left in $1: $(tr '\n' ' ' <"$CG/$1/cgroup.procs")"; echo 1 >"$CG/$1/cgroup.kill"; }
+		[ "$_n" -ge 70 ] && return 1
+		_n=$((_n + 1))
+		sleep 0.1
+	done
+}
+
 wl_latency() { # DIR LAYOUT
 	local _ncg _noise _fail
 	case $2 in
 	t1) _ncg=noise ;;
 	t2) _ncg=x/noise ;;
 	esac
-	in_cgroup "$_ncg" chrt --idle 0 stress-ng --cpu "$LAT_NOISE" --cpu-method int64 -t 600 --quiet &
+	# A subshell that execs: $! is stress-ng itself, not a shell around it.
+	(echo 0 >"$CG/$_ncg/cgroup.procs" && exec chrt --idle 0 stress-ng --cpu "$LAT_NOISE" --cpu-method int64 -t 600 --quiet) &
 	_noise=$!
 	sleep 0.5
 	_fail=0
@@ -300,6 +314,8 @@ wl_latency() { # DIR LAYOUT
 	in_cgroup bench timeout "$LIMIT" hackbench -g 2 -f 10 -l "$LAT_HB" >"$1/hackbench.txt" 2>&1 || _fail=1
 	kill "$_noise" 2>/dev/null
 	wait "$_noise" 2>/dev/null
+	# Noise left behind would load every later run: make sure of it.
+	cg_empty "$_ncg" || { err "latency $2: cannot stop the SCHED_IDLE noise in $CG/$_ncg"; _fail=1; }
 	return $_fail
 }
 
@@ -413,12 +429,12 @@ write_meta() {
 
 # ---- main -------------------------------------------------------------------------------
 if [ "$QUICK" = 1 ]; then
-	FORK_T=2 FORK_SIZES="1,1 4,1 4,4 8,1 16,1"
+	FORK_T=2 FORK_SIZES="1,1 4,1 4,4 8,1 8,4 16,1"
 	SI_SIZES="2 8" SI_JOBS=16 SI_LOOP=10000
 	LAT_D=2 LAT_PIPE=200 LAT_HB=10
 	SMT_T=3 OH_T=2 OH_HB=20
 else
-	FORK_T=5 FORK_SIZES="1,1 4,1 4,4 8,1 16,1"
+	FORK_T=5 FORK_SIZES="1,1 4,1 4,4 8,1 8,4 16,1"
 	SI_SIZES="1 2 4 8 16" SI_JOBS=32 SI_LOOP=10000
 	LAT_D=10 LAT_PIPE=10000 LAT_HB=100
 	SMT_T=10 OH_T=5 OH_HB=100

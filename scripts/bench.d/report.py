@@ -29,6 +29,15 @@ LAT_CONFIGS = ["kernel", "builtin", "mainline", "wakee-aware", "idle-first", "ig
 SMT_CONFIGS = ["kernel", "builtin", "off", "idle-core"]
 OH_POLICIES = ["builtin", "recency", "first", "reservoir"]
 PCTS = [("p50", 50.0), ("p90", 90.0), ("p99", 99.0), ("p99.9", 99.9)]
+# The scheduler's performance goals (issue 4): claim key, what, bound, sense.
+GOAL_FORK_SIZE = "8,4"
+GOALS = [
+    ("select_cpu_cost_ratio_reservoir_builtin", "`select_cpu` ns/call, reservoir / builtin", 1.5, "<="),
+    ("fork_8_4_claim_failure_ratio_reservoir_first",
+     "claim-failure rate under `--fork 8 --fork-max 4`, reservoir / first", 0.6, "<="),
+    ("fork_8_4_throughput_ratio_reservoir_kernel",
+     "`--fork 8 --fork-max 4` bogo ops/s, reservoir / kernel scheduler", 0.95, ">="),
+]
 
 NOTE = ("These figures come from a QEMU TCG guest whose vCPUs share the host's "
         "cores (2 on the development machine), not from the seeds' hardware "
@@ -424,6 +433,10 @@ def report_fork(runs, meta, p, md, claims):
                 c = r["metrics"].get("scx", {}).get("counters", {})
                 pooled[pol][0] += c.get("claim_failures", 0)
                 pooled[pol][1] += c.get("claim_attempts", 0)
+        if s == GOAL_FORK_SIZE:
+            claims["fork_8_4_claim_failure_ratio_reservoir_first"] = ratio(sums["reservoir"], sums["first"])
+            tput = {pol: metric(g.get((pol, s), []), lambda x: x["bogo_ops_s"]) for pol in ("kernel", "reservoir")}
+            claims["fork_8_4_throughput_ratio_reservoir_kernel"] = ratio(tput["reservoir"], tput["kernel"])
         md.append(f"| fork, {n} creators, fork-max {m} | " +
                   " | ".join(cell(sums[pol], 3, 100, "%") for pol in FORK_POLICIES[2:]) +
                   f" | {rfmt(ratio(sums['reservoir'], sums['first']))} |")
@@ -561,6 +574,8 @@ def report_overhead(runs, meta, p, md, claims):
             b = s
         sums.append(s)
         claims.setdefault("select_cpu_ns_per_call", {})[pol] = s["median"] if s else None
+        if pol == "reservoir":
+            claims["select_cpu_cost_ratio_reservoir_builtin"] = ratio(s, b)
         md.append(f"| {pol} | {cell(s, 0)} | {rfmt(ratio(s, b))} | "
                   f"{cell(metric(rs, lambda x: x['scx']['select_cpu_calls']), 0)} | "
                   f"{cell(metric(rs, lambda x: x['bogo_ops_s']), 1)} |")
@@ -649,6 +664,16 @@ def main():
             REPORTERS[x](runs, meta, p, md, claims)
         except ParseError as ex:
             problems.append(f"{x}: {ex}")
+    goals = [(k, what, bound, sense) for k, what, bound, sense in GOALS if k in claims]
+    if goals:
+        md += ["## Goals", "",
+               "The scheduler's goals, as ratios of medians from this boot (no timed assertions).", "",
+               "| ratio | goal | measured | met |", "|---|---|---|---|"]
+        for k, what, bound, sense in goals:
+            v = claims[k]
+            met = "n/a" if v is None else ("yes" if (v <= bound if sense == "<=" else v >= bound) else "no")
+            md.append(f"| {what} | {sense} {bound} | {rfmt(v)} | {met} |")
+        md.append("")
     if problems:
         md += ["## Problems", ""] + [f"- {x}" for x in problems] + [""]
     with open(os.path.join(out, "report.md"), "w") as f:
