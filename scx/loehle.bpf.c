@@ -135,9 +135,6 @@ struct {
 	__type(value, u32);
 } group_idle SEC(".maps");
 
-/* How far ahead of its LLC's clock a task's vtime may run (see vtime_bound). */
-#define LOEHLE_MAX_LEAD_SLICES	4
-
 /*
  * Per-LLC virtual clock: the largest vtime that started running there. The
  * clocks of two LLCs drift apart, so a task's vtime means something only
@@ -655,15 +652,8 @@ s32 LOEHLE_STRUCT_OPS(loehle_select_cpu, struct task_struct *p, s32 prev_cpu,
 static __always_inline u64 vtime_bound(u64 vtime, u32 llc, u64 slice_ns)
 {
 	u64 *clock = bpf_map_lookup_elem(&llc_vtime, &llc);
-	u64 lead = LOEHLE_MAX_LEAD_SLICES * slice_ns;
 
-	if (!clock)
-		return vtime;
-	if (vtime + slice_ns < *clock)
-		return *clock - slice_ns;
-	if (vtime > *clock + lead)
-		return *clock + lead;
-	return vtime;
+	return clock ? loehle_vtime_bound(vtime, *clock, slice_ns) : vtime;
 }
 
 void LOEHLE_STRUCT_OPS(loehle_enqueue, struct task_struct *p, u64 enq_flags)

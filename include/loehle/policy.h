@@ -71,6 +71,12 @@
  * statistics need: CPUs examined, siblings pruned, tie-group size,
  * unpublished candidates seen, the chosen latency key and whether the
  * chosen CPU's core was idle.
+ *
+ * Queueing (not a placement, but a rule the BPF side and the tests share):
+ *   loehle_vtime_bound() keeps a task's vtime inside its LLC's window,
+ *   [clock - slice, clock + LOEHLE_MAX_LEAD_SLICES * slice], whenever it
+ *   queues or stops. The lower edge is a sleeper's credit; the upper edge
+ *   is the no-starvation guarantee (see scx/loehle.bpf.c's vtime_bound).
  */
 #ifndef LOEHLE_POLICY_H
 #define LOEHLE_POLICY_H
@@ -78,6 +84,9 @@
 #include "loehle/intf.h"
 
 #define LOEHLE_CORE_WORDS (LOEHLE_MAX_CPUS / 64)
+
+/* How far ahead of its LLC's clock a task's vtime may run, in slices. */
+#define LOEHLE_MAX_LEAD_SLICES 4
 
 /* What the caller knows about one CPU at the time of the scan. */
 struct loehle_cpu_facts {
@@ -110,6 +119,19 @@ struct loehle_choice {
 static inline __u32 loehle_reciprocal_scale(__u32 val, __u32 n)
 {
 	return (__u32)(((__u64)val * n) >> 32);
+}
+
+/*
+ * The vtime a task may carry into the queue whose clock is `clock`: at most
+ * one slice behind it, at most LOEHLE_MAX_LEAD_SLICES slices ahead.
+ */
+static inline __u64 loehle_vtime_bound(__u64 vtime, __u64 clock, __u64 slice_ns)
+{
+	if (vtime + slice_ns < clock)
+		return clock - slice_ns;
+	if (vtime > clock + LOEHLE_MAX_LEAD_SLICES * slice_ns)
+		return clock + LOEHLE_MAX_LEAD_SLICES * slice_ns;
+	return vtime;
 }
 
 /* log2 bucket of a tie-group size: 1 -> 0, 2-3 -> 1, 4-7 -> 2, ... */

@@ -1454,4 +1454,27 @@ TEST(PolicyFastOrder, SingleCpuLlc) {
   EXPECT_EQ(busy.examined, 1u);
 }
 
+// Queueing: the vtime window. Regression for the 34 s SCHED_IDLE stall: a
+// task whose vtime was measured against another LLC's clock (seconds
+// ahead) must queue at most LOEHLE_MAX_LEAD_SLICES slices ahead here.
+TEST(QueueVtimeBound, WindowAroundTheClock) {
+  constexpr uint64_t kSlice = 5'000'000;
+  constexpr uint64_t kClock = 1'000 * kSlice;
+  constexpr uint64_t kLead = LOEHLE_MAX_LEAD_SLICES * kSlice;
+  // Inside the window: unchanged, edges included.
+  EXPECT_EQ(loehle_vtime_bound(kClock, kClock, kSlice), kClock);
+  EXPECT_EQ(loehle_vtime_bound(kClock - kSlice, kClock, kSlice), kClock - kSlice);
+  EXPECT_EQ(loehle_vtime_bound(kClock + kLead, kClock, kSlice), kClock + kLead);
+  // A long sleeper keeps one slice of credit.
+  EXPECT_EQ(loehle_vtime_bound(0, kClock, kSlice), kClock - kSlice);
+  EXPECT_EQ(loehle_vtime_bound(kClock - kSlice - 1, kClock, kSlice), kClock - kSlice);
+  // Weight 1 pays 100 slices per slice run; another LLC's clock may be far
+  // ahead: both end at the lead bound.
+  EXPECT_EQ(loehle_vtime_bound(kClock + 100 * kSlice, kClock, kSlice), kClock + kLead);
+  EXPECT_EQ(loehle_vtime_bound(kClock + 7'000'000'000ull, kClock, kSlice), kClock + kLead);
+  // A young clock (below one slice) never underflows.
+  EXPECT_EQ(loehle_vtime_bound(0, kSlice / 2, kSlice), 0u);
+  EXPECT_EQ(loehle_vtime_bound(9 * kSlice, 0, kSlice), kLead);
+}
+
 }  // namespace

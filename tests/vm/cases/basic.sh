@@ -70,3 +70,46 @@ EOT
 		[ "$n" = "$e_smt" ] || fail "${c##*/} has $n threads, expected $e_smt"
 	done
 }
+
+# An error exit end to end: the kernel's watchdog ejects the scheduler, the
+# loader prints the reason and the kernel's debug dump and exits 1, and the
+# system goes back to the fair class. The stall is made on purpose: a
+# SCHED_FIFO hog and a normal task pinned to CPU 1, with RT throttling off
+# and (on 7.x) CPU 1's sched_ext deadline server off, so that the normal
+# task cannot run until the watchdog (30 s) fires.
+case_error_exit() {
+	rt=/proc/sys/kernel/sched_rt_runtime_us
+	srv=/sys/kernel/debug/sched/ext_server/cpu1/runtime
+	old_rt=$(cat "$rt")
+	old_srv=
+	[ -e "$srv" ] && old_srv=$(cat "$srv")
+	rt_hog= victim=
+	trap 'kill $rt_hog $victim 2>/dev/null; echo "$old_rt" >"$rt"; [ -n "$old_srv" ] && echo "$old_srv" >"$srv"' EXIT
+	start_sched
+	echo -1 >"$rt" || fail "cannot turn RT throttling off ($rt)"
+	if [ -n "$old_srv" ]; then
+		echo 0 >"$srv" || fail "cannot turn CPU 1's sched_ext deadline server off ($srv)"
+	fi
+	taskset -c 1 chrt --fifo 50 sh -c 'while :; do :; done' &
+	rt_hog=$!
+	sleep 0.2
+	taskset -c 1 sh -c 'while :; do :; done' &
+	victim=$!
+	n=0
+	while sched_alive; do
+		n=$((n + 1))
+		[ "$n" -lt 600 ] || fail "the scheduler still runs 60 s after a task was starved: no stall detected"
+		sleep 0.1
+	done
+	wait "$SCHED_PID"
+	rc=$?
+	rm -f "$SCHED_PID_FILE"
+	SCHED_PID=
+	head -n 3 /tmp/sched.log
+	[ "$rc" -eq 1 ] || fail "the loader exited with status $rc after the stall, not 1"
+	grep -q 'disabled the scheduler: runnable task stall' /tmp/sched.log ||
+		fail "no 'runnable task stall' line (log: $(head -n 3 /tmp/sched.log | tr '\n' '|'))"
+	grep -q "the kernel's debug dump" /tmp/sched.log && grep -q 'CPU states' /tmp/sched.log ||
+		fail "no debug dump with 'CPU states' in the log"
+	wait_state disabled 5 || fail "state stays '$(cat "$STATE")' after the error exit"
+}

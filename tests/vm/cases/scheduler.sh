@@ -252,9 +252,10 @@ case_hotplug_restart() {
 }
 
 # No starvation: SCHED_IDLE CPU hogs beside a steady stream of short-running
-# normal tasks (hackbench) must each get CPU time in every window. Before the
-# vtime lead was bounded, weight 1 pushed a hog's vtime so far ahead of its
-# LLC's clock that it waited 34 s and the watchdog ejected the scheduler.
+# normal tasks (hackbench) must each get CPU time in every window. Before
+# vtime was bounded to its LLC's window, weight 1 (or a vtime brought from
+# another LLC's clock) put a hog so far ahead that it waited 34 s and the
+# watchdog ejected the scheduler.
 case_sched_idle_progress() {
 	for policy in builtin reservoir; do
 		start_sched --policy="$policy" --sched-idle=mainline
