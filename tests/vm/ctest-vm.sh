@@ -16,7 +16,7 @@
 # panicking LOEHLE_VM_PANIC_RETRIES (default 2) times in a row fails.
 #
 # The guest's /out (scheduler logs of failed cases) and the kernel console
-# logs land in BUILD_DIR/vm-results/KERNEL/. LOEHLE_VM_TIMEOUT (default 600 s)
+# logs land in BUILD_DIR/vm-results/KERNEL/. LOEHLE_VM_TIMEOUT (default 900 s)
 # bounds each boot; LOEHLE_VM_ARGS adds options to scripts/vm (word-split).
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -46,7 +46,7 @@ while [[ ${#remaining[@]} -gt 0 ]]; do
 	tap=$results/tap.boot$boot.txt
 	# shellcheck disable=SC2086
 	scripts/vm --kernel "$kernel" --cpus 8 --smt 2 --nodes 2 --build "$build" \
-		--timeout "${LOEHLE_VM_TIMEOUT:-600}" --out "$results" \
+		--timeout "${LOEHLE_VM_TIMEOUT:-900}" --out "$results" \
 		--console "$results/console.boot$boot.log" \
 		${LOEHLE_VM_ARGS:-} -- sh tests/vm/run-cases.sh "${remaining[@]}" | tee "$tap"
 	rc=${PIPESTATUS[0]}

@@ -158,12 +158,16 @@ case_seed000_spread() {
 	set -- $first; x_first=$1 n_first=$2
 	set -- $reservoir; x_res=$1 n_res=$2
 	[ "${n_first:-0}" -ge 80 ] && [ "${n_res:-0}" -ge 80 ] || fail "too few fork picks ($n_first, $n_res)"
-	# Effect size (chi-square per pick) so that the run length does not matter:
-	# first concentrates (large), reservoir spreads (small).
+	# first concentrates: a large effect size (chi-square per pick), so that
+	# the run length does not matter. reservoir spreads: uniformity is not
+	# rejected at p = 0.001 (chi-square < 16.27 at 3 degrees of freedom), or
+	# its effect is small anyway (a long run rejects even tiny biases that
+	# the guest's own load adds; a short one has a wide chi-square: an
+	# effect-size bound alone failed a uniform 143-pick run 7% of the time).
 	awk -v a="$x_first" -v na="$n_first" -v b="$x_res" -v nb="$n_res" 'BEGIN {
 		ea = a / na; eb = b / nb
 		printf "chi-square per pick: first %.3f, reservoir %.3f\n", ea, eb
-		exit !(ea > 0.1 && eb < 0.05 && ea > 4 * eb) }' ||
+		exit !(ea > 0.1 && (b < 16.27 || eb < 0.05) && ea > 4 * eb) }' ||
 		fail "fork picks: first chi2=$x_first/$n_first, reservoir chi2=$x_res/$n_res: not concentrated vs uniform"
 	stop_sched
 }
@@ -175,14 +179,17 @@ case_seed000_shallowest_wins() {
 	picks=$(gen_fork_picks 1)
 	echo "fork picks: [$picks]"
 	# CPU 2 loses only while it is busy or has not published its state
-	# yet, so it must take far more than the uniform quarter and more than
-	# any other CPU of the node (with equal latencies they all get ~25%).
+	# yet, so it must take well over the uniform quarter and clearly more
+	# than any other CPU of the node (with equal latencies they all get
+	# ~25%). How often it is busy depends on the host's load (seen: 39% of
+	# 319 picks, next best 95, on a host running a second TCG guest), so
+	# the margins are a third and 1.2x, not more.
 	echo "$picks" | awk '{
 		t = $1 + $2 + $3 + $4; other = $1
 		if ($2 > other) other = $2
 		if ($4 > other) other = $4
 		printf "CPU 2 took %d of %d fork picks in node 0 (next best %d)\n", $3, t, other
-		exit !(t >= 80 && $3 >= 0.4 * t && $3 >= 1.5 * other) }' ||
+		exit !(t >= 80 && $3 * 3 >= t && $3 >= 1.2 * other) }' ||
 		fail "CPU 2 (the only shallow one) did not win most fork picks: [$picks]"
 	stop_sched
 }
