@@ -320,6 +320,23 @@ wl_latency() { # DIR LAYOUT
 }
 
 # ---- experiment 4: SMT, one task per core (seed 002) ---------------------------
+# " PID child grandchild ... " (every thread's children, two levels down).
+descendants() {
+	local _acc _p _t _c _t2 _g
+	_acc=" $1 "
+	for _p in $1; do
+		for _t in /proc/"$_p"/task/*/children; do
+			for _c in $(cat "$_t" 2>/dev/null); do
+				_acc="$_acc$_c "
+				for _t2 in /proc/"$_c"/task/*/children; do
+					for _g in $(cat "$_t2" 2>/dev/null); do _acc="$_acc$_g "; done
+				done
+			done
+		done
+	done
+	echo "$_acc"
+}
+
 wl_smt() { # DIR CORES
 	local _d _s _w _st _line _l _p _n _all _pass _want
 	_d=$1 _want=$2
@@ -327,22 +344,27 @@ wl_smt() { # DIR CORES
 	stress-ng --cpu "$2" --cpu-method int64 -t "$SMT_T" --metrics-brief --yaml "$_d/stress.yaml" &
 	_s=$!
 	# The stressors: descendants of stress-ng (it may take a while to fork
-	# them under TCG), found by their parent pid in /proc/PID/stat.
+	# them under TCG). /proc/PID/task/PID/children names them at once; the
+	# fallback, a scan of every /proc/PID/stat for parent pids, takes
+	# seconds on a loaded TCG guest, i.e. most of a quick run.
 	_w= _n=0
 	while [ "$_n" -lt 100 ] && kill -0 "$_s" 2>/dev/null; do
 		sleep 0.1
 		_n=$((_n + 1))
-		_w=
-		_all=" $_s "
-		for _pass in 1 2; do
-			for _st in /proc/[0-9]*/stat; do
-				read -r _line <"$_st" 2>/dev/null || continue
-				# shellcheck disable=SC2086
-				set -- $_line
-				case $_all in *" $1 "*) continue ;; esac
-				case $_all in *" $4 "*) _all="$_all$1 " ;; esac
+		if [ -r "/proc/$_s/task/$_s/children" ]; then
+			_all=$(descendants "$_s")
+		else
+			_all=" $_s "
+			for _pass in 1 2; do
+				for _st in /proc/[0-9]*/stat; do
+					read -r _line <"$_st" 2>/dev/null || continue
+					# shellcheck disable=SC2086
+					set -- $_line
+					case $_all in *" $1 "*) continue ;; esac
+					case $_all in *" $4 "*) _all="$_all$1 " ;; esac
+				done
 			done
-		done
+		fi
 		_w=${_all# "$_s" }
 		set -- $_w
 		[ "$#" -ge "$_want" ] && break
@@ -432,7 +454,7 @@ if [ "$QUICK" = 1 ]; then
 	FORK_T=2 FORK_SIZES="1,1 4,1 4,4 8,1 8,4 16,1"
 	SI_SIZES="2 8" SI_JOBS=16 SI_LOOP=10000
 	LAT_D=2 LAT_PIPE=200 LAT_HB=10
-	SMT_T=3 OH_T=2 OH_HB=20
+	SMT_T=5 OH_T=2 OH_HB=20
 else
 	FORK_T=5 FORK_SIZES="1,1 4,1 4,4 8,1 8,4 16,1"
 	SI_SIZES="1 2 4 8 16" SI_JOBS=32 SI_LOOP=10000
