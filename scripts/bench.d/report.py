@@ -372,11 +372,14 @@ def lines_plot(p, name, title, ylabel, xlabels, series, logx=False):
             continue
         fname = f"{name}.{i}.dat"
         data[fname] = "\n".join(rows) + "\n"
-        plots.append(f"'{fname}' using ($1+{(i - len(series) / 2) * 0.03:.3f}):2:3:4:xtic(5) with yerrorlines title '{label}'")
+        # Series are nudged apart on x; the tick labels come from set xtics,
+        # not from each series (which would print them once per series).
+        plots.append(f"'{fname}' using ($1+{(i - len(series) / 2) * 0.03:.3f}):2:3:4 with yerrorlines title '{label}'")
     if not plots:
         return False
+    tics = ", ".join(f'"{lab}" {x}' for x, lab in enumerate(xlabels))
     script = (f"set title '{title}'\nset ylabel '{ylabel}'\nset xrange [-0.5:{len(xlabels) - 0.5}]\n"
-              f"set yrange [0:*]\nplot " + ", \\\n     ".join(plots))
+              f"set xtics ({tics})\nset yrange [0:*]\nplot " + ", \\\n     ".join(plots))
     return p.plot(name, data, script)
 
 
@@ -590,6 +593,11 @@ REQUIRED = {"fork": FORK_POLICIES, "schedidle": SI_CONFIGS, "latency": LAT_CONFI
             "smt": SMT_CONFIGS, "overhead": OH_POLICIES}
 
 
+def scx_version(versions):
+    v = versions.get("scx_loehle", "?")
+    return v if v.startswith("scx_loehle") else f"scx_loehle {v}"
+
+
 def main():
     out = sys.argv[1]
     raw = os.path.join(out, "raw")
@@ -645,7 +653,7 @@ def main():
           + (f": {meta['vm_cpus']} vCPUs, SMT {meta.get('vm_smt')}, {meta.get('vm_nodes')} nodes, "
              f"{meta.get('vm_mem_mb')} MiB" if meta.get("vm_cpus") else "") + "), "
           f"{meta.get('reps')} repetition(s){' (quick)' if meta.get('quick') == '1' else ''}, "
-          f"scx_loehle {env['versions'].get('scx_loehle', '?')}, git {host.get('git', '?')}, "
+          f"{scx_version(env['versions'])}, git {host.get('git', '?')}, "
           f"host {host.get('host_model', '?')} ({host.get('host_cpus', '?')} CPUs), "
           f"wall time {host.get('wall_s', '?')} s.", "",
           f"> {NOTE}", "",
