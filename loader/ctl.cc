@@ -85,6 +85,12 @@ std::string FormatStatsReport(const nlohmann::json& stats) {
         100.0 * d.value("claim_failure_rate", 0.0), Counter(c, "claim_retries"),
         Counter(c, "sched_idle_preempt"), Counter(c, "packing"),
         Counter(c, "busy_sibling_pick"));
+    absl::StrAppendFormat(
+        &out,
+        "  scans skipped %u, sched-idle claims lost %u, cpu releases %u, "
+        "smt moves %u\n",
+        Counter(c, "scan_skipped"), Counter(c, "si_claim_lost"),
+        Counter(c, "cpu_release"), Counter(c, "smt_move"));
     std::vector<std::string> picks;
     for (const nlohmann::json& n : gen.value("fork_picks", nlohmann::json::array())) {
       picks.push_back(absl::StrCat(n.get<uint64_t>()));

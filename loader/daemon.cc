@@ -15,6 +15,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "loader/control.h"
 #include "loader/metrics.h"
 #include "loader/options.h"
@@ -100,7 +101,8 @@ class Daemon : public ControlHandler {
     return {{"generation", scheduler_->generation()},
             {"settings", SettingsToJson(scheduler_->settings())},
             {"state", ReadSchedExtState(options_.sysfs_root)},
-            {"ops", ReadSchedExtOps(options_.sysfs_root)}};
+            {"ops", ReadSchedExtOps(options_.sysfs_root)},
+            {"kfuncs", KfuncVariantNames(scheduler_->compat_flags())}};
   }
 
   absl::StatusOr<nlohmann::json> HandleSet(const nlohmann::json& args) override {
@@ -242,6 +244,10 @@ absl::Status RunDaemon(const DaemonOptions& options) {
   fprintf(stderr, "scx_loehle: attached (%s; %s)\n",
           SettingsLabel(options.settings).c_str(),
           DescribeTopology(*topology).c_str());
+  fprintf(stderr, "scx_loehle: kfuncs: %s\n",
+          absl::StrJoin(KfuncVariantNames(daemon.scheduler().compat_flags()),
+                        ", ")
+              .c_str());
 
   std::unique_ptr<ControlServer> control;
   if (!options.socket_path.empty()) {

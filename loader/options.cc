@@ -59,6 +59,9 @@ constexpr std::array<std::string_view, LOEHLE_NR_STATS - LOEHLE_STAT_CANDIDATES>
                         "dispatch_remote_llc",
                         "kick",
                         "smt_move",
+                        "si_claim_lost",
+                        "scan_skipped",
+                        "cpu_release",
                         "events",
                         "event_drops"};
 static_assert(LOEHLE_STAT_EVENT_DROPS - LOEHLE_STAT_CANDIDATES ==

@@ -94,6 +94,30 @@ std::string ExitRecord::Describe() const {
   return text;
 }
 
+std::vector<std::string> KfuncVariantNames(uint32_t compat_flags) {
+  struct Variant {
+    uint32_t flag;
+    const char* fresh;
+    const char* old;
+  };
+  static constexpr Variant kVariants[] = {
+      {LOEHLE_COMPAT_INSERT_V2, "scx_bpf_dsq_insert___v2", "scx_bpf_dsq_insert"},
+      {LOEHLE_COMPAT_INSERT_VTIME_ARGS, "__scx_bpf_dsq_insert_vtime",
+       "scx_bpf_dsq_insert_vtime"},
+      {LOEHLE_COMPAT_MOVE_TO_LOCAL_V2, "scx_bpf_dsq_move_to_local___v2",
+       "scx_bpf_dsq_move_to_local"},
+      {LOEHLE_COMPAT_REENQUEUE_V2, "scx_bpf_reenqueue_local___v2",
+       "scx_bpf_reenqueue_local"},
+      {LOEHLE_COMPAT_SET_VTIME, "scx_bpf_task_set_dsq_vtime",
+       "p->scx.dsq_vtime store"},
+  };
+  std::vector<std::string> names;
+  for (const Variant& v : kVariants) {
+    names.push_back((compat_flags & v.flag) ? v.fresh : v.old);
+  }
+  return names;
+}
+
 std::string ReadSchedExtState(const std::string& sysfs_root) {
   return ReadFirstLine(sysfs_root + "/kernel/sched_ext/state");
 }
@@ -158,7 +182,11 @@ absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Start(
     return absl::InternalError(
         absl::StrCat("cannot open the BPF object: ", strerror(errno)));
   }
+  // The topology was read under this hotplug sequence number: if a CPU
+  // came or went since, the kernel refuses the attach with a restart.
+  sched->skel_->struct_ops.loehle_ops->hotplug_seq = topology.hotplug_seq;
   auto* ro = sched->skel_->rodata;
+  ro->cpu_lists = BuildCpuLists(topology);
   ro->nr_cpus = static_cast<__u32>(topology.cpus.size());
   ro->nr_llcs = static_cast<__u32>(std::max(1, topology.nr_llcs));
   ro->nr_nodes = static_cast<__u32>(std::max(1, topology.nr_nodes));
@@ -352,6 +380,10 @@ absl::StatusOr<int> Scheduler::ConsumeEvents(
         absl::StrCat("cannot read the event ring buffer: ", strerror(-n)));
   }
   return n;
+}
+
+uint32_t Scheduler::compat_flags() const {
+  return __atomic_load_n(&skel_->bss->compat_flags, __ATOMIC_RELAXED);
 }
 
 std::vector<ProgramCost> Scheduler::ProgramCosts() const {

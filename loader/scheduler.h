@@ -71,6 +71,14 @@ struct ProgramCost {
 absl::Status CheckSchedExtAvailable(const std::string& sysfs_root,
                                     unsigned euid);
 
+// The kfuncs the BPF side calls for the operations that changed between
+// 6.18 and 7.x, given the LOEHLE_COMPAT_* flags its init recorded: for each
+// pair the new name when the flag is set, else the old one, in the order
+// insert, vtime insert, move to local, re-enqueue, vtime write, e.g.
+//   scx_bpf_dsq_insert___v2, __scx_bpf_dsq_insert_vtime, ...
+// The last entry is "p->scx.dsq_vtime store" without the setter kfunc.
+std::vector<std::string> KfuncVariantNames(uint32_t compat_flags);
+
 // /sys/kernel/sched_ext/state and root/ops, "" when unreadable.
 std::string ReadSchedExtState(const std::string& sysfs_root = "/sys");
 std::string ReadSchedExtOps(const std::string& sysfs_root = "/sys");
@@ -115,6 +123,9 @@ class Scheduler {
   std::vector<ProgramCost> ProgramCosts() const;
 
   int nr_cpus() const { return nr_cpus_; }
+
+  // LOEHLE_COMPAT_* of the running kernel, recorded by the BPF init.
+  uint32_t compat_flags() const;
 
  private:
   Scheduler() = default;

@@ -73,5 +73,25 @@ TEST(ExitRecordTest, DescribesKindReasonMessageAndRestart) {
   EXPECT_THAT(hotplug.Describe(), HasSubstr("restart"));
 }
 
+TEST(KfuncVariants, NewOrOldPerPair) {
+  EXPECT_THAT(KfuncVariantNames(0),
+              ::testing::ElementsAre("scx_bpf_dsq_insert", "scx_bpf_dsq_insert_vtime",
+                                     "scx_bpf_dsq_move_to_local",
+                                     "scx_bpf_reenqueue_local",
+                                     "p->scx.dsq_vtime store"));
+  EXPECT_THAT(KfuncVariantNames(LOEHLE_COMPAT_INSERT_V2 |
+                                LOEHLE_COMPAT_INSERT_VTIME_ARGS |
+                                LOEHLE_COMPAT_MOVE_TO_LOCAL_V2 |
+                                LOEHLE_COMPAT_REENQUEUE_V2 |
+                                LOEHLE_COMPAT_SET_VTIME),
+              ::testing::ElementsAre("scx_bpf_dsq_insert___v2",
+                                     "__scx_bpf_dsq_insert_vtime",
+                                     "scx_bpf_dsq_move_to_local___v2",
+                                     "scx_bpf_reenqueue_local___v2",
+                                     "scx_bpf_task_set_dsq_vtime"));
+  EXPECT_EQ(KfuncVariantNames(LOEHLE_COMPAT_REENQUEUE_V2)[3],
+            "scx_bpf_reenqueue_local___v2");
+}
+
 }  // namespace
 }  // namespace loehle

@@ -229,6 +229,15 @@ absl::StatusOr<std::vector<int>> ParseCpuList(std::string_view text) {
 }
 
 absl::StatusOr<Topology> ReadTopology(const std::string& sysfs_root) {
+  // Before anything else: a hotplug from here on shows as a newer number.
+  uint64_t hotplug_seq = 0;
+  if (absl::StatusOr<uint64_t> seq =
+          ReadNumberFile(sysfs_root + "/kernel/sched_ext/hotplug_seq");
+      seq.ok()) {
+    hotplug_seq = *seq;
+  } else if (!absl::IsNotFound(seq.status())) {
+    return seq.status();
+  }
   const std::string cpu_root = sysfs_root + "/devices/system/cpu";
   absl::StatusOr<std::vector<int>> possible =
       ReadCpuListFile(cpu_root + "/possible");
@@ -245,6 +254,7 @@ absl::StatusOr<Topology> ReadTopology(const std::string& sysfs_root) {
   }
 
   Topology topo;
+  topo.hotplug_seq = hotplug_seq;
   topo.cpus.resize(nr_cpus);
   topo.exit_latency_ns.resize(nr_cpus);
   for (int cpu = 0; cpu < nr_cpus; ++cpu) topo.cpus[cpu].cpu = cpu;
@@ -414,6 +424,32 @@ absl::Status ApplyIdleLatencyFile(const std::string& path, Topology* topo) {
   topo->exit_latency_ns = std::move(latencies);
   topo->latency_source = "file:" + path;
   return absl::OkStatus();
+}
+
+loehle_cpu_lists BuildCpuLists(const Topology& topo) {
+  loehle_cpu_lists lists{};
+  // Counting sort by group: CPUs are visited in id order, so each run is
+  // ascending.
+  const auto fill = [&](auto group_of, int nr_groups, uint32_t* cpus,
+                        uint32_t* start, uint32_t* len, uint32_t* pos) {
+    uint32_t next = 0;
+    for (int group = 0; group < nr_groups; ++group) {
+      start[group] = next;
+      for (const CpuTopology& entry : topo.cpus) {
+        if (group_of(entry) != group) continue;
+        if (pos != nullptr) pos[entry.cpu] = len[group];
+        cpus[next++] = static_cast<uint32_t>(entry.cpu);
+        ++len[group];
+      }
+    }
+  };
+  fill([](const CpuTopology& c) { return c.llc; },
+       std::min(topo.nr_llcs, LOEHLE_MAX_LLCS), lists.llc_cpus,
+       lists.llc_start, lists.llc_len, lists.llc_pos);
+  fill([](const CpuTopology& c) { return c.node; },
+       std::min(topo.nr_nodes, LOEHLE_MAX_NODES), lists.node_cpus,
+       lists.node_start, lists.node_len, nullptr);
+  return lists;
 }
 
 std::string DescribeTopology(const Topology& topo) {

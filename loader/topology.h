@@ -15,6 +15,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "loehle/intf.h"
 
 namespace loehle {
 
@@ -34,6 +35,11 @@ struct Topology {
   // [cpu][idle state index] in nanoseconds; may be empty for any CPU.
   std::vector<std::vector<uint64_t>> exit_latency_ns;
   std::string latency_source;  // "sysfs", "file:<path>" or "none"
+  // The kernel's CPU hotplug sequence number when the topology was read
+  // (/sys/kernel/sched_ext/hotplug_seq; 0 when absent). Given to the
+  // scheduler, it makes the kernel refuse or restart a scheduler whose
+  // topology went stale before it attached.
+  uint64_t hotplug_seq = 0;
 };
 
 // Parses a kernel cpulist such as "0-7" or "0,2-5" (whitespace around it,
@@ -44,6 +50,8 @@ struct Topology {
 absl::StatusOr<std::vector<int>> ParseCpuList(std::string_view text);
 
 // Reads the topology under `sysfs_root` (normally "/sys"):
+// - hotplug_seq from kernel/sched_ext/hotplug_seq, first, so that a hotplug
+//   while the rest is read shows as a newer sequence number.
 // - Possible CPUs from devices/system/cpu/possible (required; more than
 //   LOEHLE_MAX_CPUS is an error); online CPUs from devices/system/cpu/online
 //   (when absent, every possible CPU counts as online).
@@ -84,6 +92,13 @@ absl::StatusOr<Topology> ReadTopology(const std::string& sysfs_root = "/sys");
 // possible CPUs, state >= LOEHLE_MAX_IDLE_STATES, bad number, missing
 // assignment), or "<path>: cpu N has state K but not state J" for gaps.
 absl::Status ApplyIdleLatencyFile(const std::string& path, Topology* topo);
+
+// The CPU lists the BPF scans walk (struct loehle_cpu_lists): every CPU of
+// `topo` exactly once in llc_cpus, grouped by LLC in LLC order, and once in
+// node_cpus, grouped by node, ascending ids within each group; start and
+// len give each group's run and llc_pos each CPU's index in its LLC's run.
+// Groups with no CPU have len 0. Entries past the CPUs are zero.
+loehle_cpu_lists BuildCpuLists(const Topology& topo);
 
 // One line for the startup log, e.g.
 //   "8 CPUs, 4 cores (SMT on), 2 LLCs, 2 nodes, exit latencies from sysfs"

@@ -370,5 +370,71 @@ TEST_F(IdleLatencyFileTest, MissingFile) {
             "cannot read " + path_ + ".missing: No such file or directory");
 }
 
+// The hotplug sequence is read with the topology (0 without sched_ext).
+TEST(ReadTopologyTest, HotplugSequence) {
+  FakeSysfs fs;
+  BuildArmStyleMachine(fs);
+  absl::StatusOr<Topology> none = ReadTopology(fs.root());
+  ASSERT_TRUE(none.ok()) << none.status();
+  EXPECT_EQ(none->hotplug_seq, 0u);
+  fs.Write("kernel/sched_ext/hotplug_seq", "17\n");
+  absl::StatusOr<Topology> seq = ReadTopology(fs.root());
+  ASSERT_TRUE(seq.ok()) << seq.status();
+  EXPECT_EQ(seq->hotplug_seq, 17u);
+  fs.Write("kernel/sched_ext/hotplug_seq", "many\n");
+  EXPECT_FALSE(ReadTopology(fs.root()).ok());
+}
+
+// Interleaved LLCs and nodes: every CPU once per list, grouped, ascending.
+TEST(BuildCpuListsTest, GroupsAscendingWithPositions) {
+  Topology topo;
+  // CPU i: LLC i % 3, node i % 2; 7 CPUs.
+  for (int cpu = 0; cpu < 7; ++cpu) {
+    CpuTopology entry;
+    entry.cpu = cpu;
+    entry.core = cpu;
+    entry.llc = cpu % 3;
+    entry.node = cpu % 2;
+    entry.online = cpu != 5;  // offline CPUs are listed too
+    topo.cpus.push_back(entry);
+  }
+  topo.nr_llcs = 3;
+  topo.nr_nodes = 2;
+  loehle_cpu_lists lists = BuildCpuLists(topo);
+  EXPECT_THAT(std::vector<uint32_t>(lists.llc_cpus, lists.llc_cpus + 7),
+              ElementsAre(0, 3, 6, 1, 4, 2, 5));
+  EXPECT_THAT(std::vector<uint32_t>(lists.llc_start, lists.llc_start + 3),
+              ElementsAre(0, 3, 5));
+  EXPECT_THAT(std::vector<uint32_t>(lists.llc_len, lists.llc_len + 3),
+              ElementsAre(3, 2, 2));
+  EXPECT_THAT(std::vector<uint32_t>(lists.llc_pos, lists.llc_pos + 7),
+              ElementsAre(0, 0, 0, 1, 1, 1, 2));
+  EXPECT_THAT(std::vector<uint32_t>(lists.node_cpus, lists.node_cpus + 7),
+              ElementsAre(0, 2, 4, 6, 1, 3, 5));
+  EXPECT_THAT(std::vector<uint32_t>(lists.node_start, lists.node_start + 2),
+              ElementsAre(0, 4));
+  EXPECT_THAT(std::vector<uint32_t>(lists.node_len, lists.node_len + 2),
+              ElementsAre(4, 3));
+  // Past the CPUs and groups: zero.
+  EXPECT_EQ(lists.llc_cpus[7], 0u);
+  EXPECT_EQ(lists.llc_len[3], 0u);
+  EXPECT_EQ(lists.node_len[2], 0u);
+}
+
+// The VM tier's machine read from sysfs: LLCs 0-3 and 4-7.
+TEST(BuildCpuListsTest, FromSysfs) {
+  FakeSysfs fs;
+  BuildArmStyleMachine(fs);
+  absl::StatusOr<Topology> topo = ReadTopology(fs.root());
+  ASSERT_TRUE(topo.ok()) << topo.status();
+  loehle_cpu_lists lists = BuildCpuLists(*topo);
+  EXPECT_THAT(std::vector<uint32_t>(lists.llc_cpus, lists.llc_cpus + 8),
+              ElementsAre(0, 1, 2, 3, 4, 5, 6, 7));
+  EXPECT_THAT(std::vector<uint32_t>(lists.llc_len, lists.llc_len + 2),
+              ElementsAre(4, 4));
+  EXPECT_EQ(lists.llc_pos[6], 2u);
+  EXPECT_EQ(lists.node_start[1], 4u);
+}
+
 }  // namespace
 }  // namespace loehle

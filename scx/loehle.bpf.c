@@ -3,30 +3,36 @@
  * scx_loehle: a sched_ext scheduler built around three recent fair-class
  * placement patches, so that their effect can be switched live and measured.
  *
+ * This file gathers facts and acts; every decision is made by the pure
+ * headers it includes, which the host tests include too:
+ *   loehle/policy.h      where a waking or forking task goes (seeds 000,
+ *                        002, 003, 004);
+ *   loehle/sched_idle.h  which CPUs run only idle work, and their claims;
+ *   loehle/vtime.h       queue order, and why it cannot starve anyone;
+ *   loehle/sample.h      which picks become events.
+ *
  * Placement (ops.select_cpu). Fork wakeups take the slow path, the
  * analogue of sched_balance_find_dst_group_cpu(): the candidate group is
  * prev's NUMA node (its LLC on single-node machines) within the task's
- * allowed CPUs, or, when that group has no idle CPU, the node or LLC with
- * the most idle CPUs (under idle-core mode also when it has only partly
- * busy cores and another group has a whole idle core: seed 002's preference
- * applied across groups). Within the group an idle CPU is ranked by (SMT core
- * idle, exit latency of its current idle state) and ties go to the active
- * tie-break policy: recency (before seed 000), first (seed 000 patch 1) or
- * reservoir (seed 000 patch 2). Every other wakeup takes the fast path, the
- * analogue of select_idle_sibling(): prev, an idle core, prev's sibling, an
- * idle CPU of prev's LLC. CPUs running only SCHED_IDLE work are treated as
- * the active SCHED_IDLE mode says (seeds 003 and 004). All of these rules
- * live in include/loehle/policy.h; this file only gathers the facts they
- * need and acts on the answer. Policy `builtin` hands the whole decision to
- * scx_bpf_select_cpu_dfl(), the baseline of every comparison.
+ * allowed, online CPUs; when the answer there is only a fallback (nothing
+ * idle, or under idle-first only sched-idle CPUs, or under idle-core only
+ * partly busy cores), the node or LLC with the most idle CPUs (or idle
+ * cores) is scanned too and the better answer wins. Every other wakeup takes
+ * the fast path, the analogue of select_idle_sibling(), over prev's LLC
+ * only: the loader gives each LLC its CPU list, and the scan is skipped
+ * outright when the LLC has no idle CPU and no CPU running idle work the
+ * wakee could take (one cpumask intersection each: the overload cut-off K
+ * Prateek Nayak's seed-003 reply asks for). Policy `builtin` hands the
+ * whole decision to scx_bpf_select_cpu_dfl(), the baseline of every
+ * comparison.
  *
  * Claiming. Between the scan and the enqueue another CPU may pick the same
  * idle CPU: the kernel calls this a stale pick, here it is a claim failure.
  * An idle pick is claimed with scx_bpf_test_and_clear_cpu_idle(); a
- * sched-idle pick is claimed with a per-CPU flag, so that two wakees do not
- * both preempt the same SCHED_IDLE task. A failed claim rescans (the lost
- * CPU is no longer idle) up to claim_retries times, then the task is queued
- * on prev's LLC. A successful claim dispatches the task straight to the
+ * sched-idle pick with a compare-and-swap of the CPU's claim word, then
+ * re-checked (loehle/sched_idle.h). A failed claim rescans (the lost CPU is
+ * no longer idle) up to claim_retries times, then the task is queued on
+ * prev's LLC. A successful claim dispatches the task straight to the
  * claimed CPU's local DSQ; a non-SCHED_IDLE task placed on a sched-idle CPU
  * preempts the SCHED_IDLE work at once (the premise of seeds 003 and 004).
  *
@@ -37,27 +43,33 @@
  * entered, and the loader's table maps (cpu, state) to an exit latency. A
  * CPU that went idle but has not published a state since has the key
  * U64_MAX, so it is picked only when nothing published is idle (seed 000).
+ * What runs on each CPU is reported to loehle/sched_idle.h from running,
+ * stopping, cpu_release, cpu_acquire and update_idle; a per-CPU mask of the
+ * CPUs running idle work serves the scan cut-off. Offline CPUs are never
+ * offered to a scan.
  *
  * SMT over time. A wakeup may leave a task beside a busy sibling, since the
  * fast path looks only inside prev's LLC. Under idle-core, a task whose
- * slice runs out on such a core moves to a whole idle core if there is one
- * (counted as smt_move), the seed-002 preference kept up after placement.
+ * slice runs out on such a core moves to a whole idle core of its LLC, else
+ * of its node, if there is one (counted as smt_move): the seed-002
+ * preference kept up after placement.
  *
- * Queueing. One vtime-ordered DSQ per LLC, weighted by p->scx.weight
- * (SCHED_IDLE tasks weigh 1). A CPU dispatches from its own LLC first and
- * takes work from the other LLCs before it goes idle. A sleeper's vtime is
- * clamped to one slice behind its LLC's clock, and any task's vtime to a few
- * slices ahead of it, so no task, SCHED_IDLE included, waits long: neither
- * accumulated credit, nor weight 1's steep vtime, nor a vtime brought from
- * another LLC's clock can push it out of reach.
+ * Queueing. One vtime-ordered DSQ per LLC (loehle/vtime.h has the rules and
+ * their reasons). A CPU dispatches from its own LLC first and takes work
+ * from the other LLCs before it goes idle. When a higher class takes a CPU
+ * (ops.cpu_release), the tasks already dispatched to its local DSQ are
+ * re-enqueued so that other CPUs can run them.
  *
  * Configuration and statistics. The loader writes a double-buffered config
  * and flips active_config; each flip carries a new generation. Counters are
  * per CPU and per generation slot (generation % LOEHLE_GEN_SLOTS); a CPU
  * that first counts for a new generation resets its slot. Fork picks are
  * also counted per target CPU, the view in which scan-order bias shows.
- * Every sample_every-th pick goes to a ring buffer; a full buffer is
- * counted as a drop, never waited on.
+ * Sampled picks go to a ring buffer; a full buffer is counted as a drop,
+ * never waited on.
+ *
+ * Kernels. One object serves 6.18 and 7.x: kfuncs that changed go through
+ * scx/compat.bpf.h, and init records which variants the kernel gave.
  */
 #include "loehle.bpf.h"
 
@@ -69,11 +81,15 @@ const volatile __u32 nr_llcs = 1;
 const volatile __u32 nr_nodes = 1;
 const volatile bool smt_active;
 const volatile struct loehle_cpu_topo topo[LOEHLE_MAX_CPUS];
+const volatile struct loehle_cpu_lists cpu_lists;
 const volatile __u64 exit_latency_ns[LOEHLE_MAX_CPUS][LOEHLE_MAX_IDLE_STATES];
 
 /* Written by the loader at any time. */
 struct loehle_config configs[2];
 __u32 active_config;
+
+/* Written by init: LOEHLE_COMPAT_* of the running kernel. */
+__u32 compat_flags;
 
 /* Read by the loader once the kernel has disabled the scheduler. */
 struct loehle_exit_info exit_info;
@@ -81,11 +97,13 @@ char exit_dump[LOEHLE_EXIT_DUMP_LEN];
 
 /* Per-CPU facts other CPUs read while scanning. */
 struct cpu_state {
+	struct loehle_si_cpu si;	/* first: its claim word is CASed */
 	u64 idle_stamp;
+	u64 running_since;	/* when the running task started, for its charge */
 	u32 idle_state;		/* LOEHLE_STATE_UNPUBLISHED or a state index */
-	u32 running_sched_idle;	/* the running task is SCHED_IDLE */
-	u32 sched_idle_claimed;	/* a wakee is on its way to preempt it */
 	u32 running_weight;
+	u32 online;
+	u32 pad;
 };
 
 struct {
@@ -101,8 +119,10 @@ struct scratch {
 	struct loehle_fast_scan fast;
 	struct loehle_config cfg;	/* the pick's configuration, in */
 	struct loehle_choice choice;	/* a scan's answer, out */
-	u32 picks_until_sample;
-	u32 idle_allowed;		/* an idle CPU was allowed at scan time */
+	struct loehle_sampler sampler;
+	u64 now;			/* the pick's time, in */
+	u32 scan_skipped;		/* the fast scan found its LLC empty, out */
+	u32 pad;
 };
 
 struct {
@@ -135,17 +155,31 @@ struct {
 	__type(value, u32);
 } group_idle SEC(".maps");
 
-/*
- * Per-LLC virtual clock: the largest vtime that started running there. The
- * clocks of two LLCs drift apart, so a task's vtime means something only
- * against the clock of the LLC it last queued or ran in.
- */
+/* Per-LLC virtual clock (loehle/vtime.h). */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, LOEHLE_MAX_LLCS);
 	__type(key, u32);
 	__type(value, u64);
 } llc_vtime SEC(".maps");
+
+/*
+ * Cpumasks made in init: one per LLC, and at LOEHLE_IDLE_WORK_MASK the CPUs
+ * running idle work of ours (bits flip only when loehle_si_runs_idle_work()
+ * changes). Read under the RCU protection every non-sleepable callback has.
+ */
+struct cpumask_slot {
+	struct bpf_cpumask __kptr *mask;
+};
+
+#define LOEHLE_IDLE_WORK_MASK LOEHLE_MAX_LLCS
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, LOEHLE_MAX_LLCS + 1);
+	__type(key, u32);
+	__type(value, struct cpumask_slot);
+} cpumasks SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -158,6 +192,8 @@ struct {
  * not always enough after clang's register allocation.
  */
 #define CPU_IDX(cpu) ((u32)(cpu) & (LOEHLE_MAX_CPUS - 1))
+#define LLC_IDX(llc) ((u32)(llc) & (LOEHLE_MAX_LLCS - 1))
+#define NODE_IDX(node) ((u32)(node) & (LOEHLE_MAX_NODES - 1))
 
 static __always_inline struct cpu_state *cpu_state_of(s32 cpu)
 {
@@ -176,6 +212,48 @@ static __always_inline u32 cpu_node(s32 cpu)
 	return topo[CPU_IDX(cpu)].node;
 }
 
+/*
+ * A masked index, masked where it is used. clang hoists a mask of a
+ * loop-invariant value out of a bpf_for() body and may fold a mask into the
+ * address arithmetic; 6.18's verifier widens such registers across the
+ * iterations of an open-coded iterator and then rejects the access ("math
+ * between map_value pointer and register with unbounded min value"). The
+ * empty volatile asm keeps the mask in the loop body, on the register used.
+ */
+static __always_inline u32 bounded(u32 value, u32 limit_pow2)
+{
+	value &= limit_pow2 - 1;
+	barrier_var(value);
+	return value;
+}
+
+/* The k-th CPU of a group's run in the LLC or node list. */
+static __always_inline s32 group_cpu(u32 by_node, u32 group, u32 k)
+{
+	u32 idx;
+
+	if (by_node) {
+		idx = cpu_lists.node_start[bounded(group, LOEHLE_MAX_NODES)] + k;
+		return cpu_lists.node_cpus[bounded(idx, LOEHLE_MAX_CPUS)];
+	}
+	idx = cpu_lists.llc_start[bounded(group, LOEHLE_MAX_LLCS)] + k;
+	return cpu_lists.llc_cpus[bounded(idx, LOEHLE_MAX_CPUS)];
+}
+
+static __always_inline u32 group_len(u32 by_node, u32 group)
+{
+	if (by_node)
+		return cpu_lists.node_len[bounded(group, LOEHLE_MAX_NODES)];
+	return cpu_lists.llc_len[bounded(group, LOEHLE_MAX_LLCS)];
+}
+
+static __always_inline const struct cpumask *cpumask_at(u32 slot)
+{
+	struct cpumask_slot *s = bpf_map_lookup_elem(&cpumasks, &slot);
+
+	return s ? (const struct cpumask *)s->mask : NULL;
+}
+
 /* Does another thread of cpu's core run something? */
 static __always_inline bool sibling_busy(s32 cpu)
 {
@@ -186,7 +264,7 @@ static __always_inline bool sibling_busy(s32 cpu)
 		if (sibling == (u32)cpu)
 			break;
 		cs = cpu_state_of(sibling);
-		if (cs && cs->running_weight)
+		if (cs && loehle_si_busy(&cs->si))
 			return true;
 		sibling = topo[CPU_IDX(sibling)].next_sibling;
 	}
@@ -198,6 +276,13 @@ static __always_inline void read_config(struct loehle_config *cfg)
 	u32 idx = *(volatile u32 *)&active_config & 1;
 
 	__builtin_memcpy(cfg, &configs[idx], sizeof(*cfg));
+}
+
+static __always_inline u64 config_slice_ns(void)
+{
+	u32 idx = *(volatile u32 *)&active_config & 1;
+
+	return configs[idx].slice_ns;
 }
 
 /* This CPU's counters for the given generation; resets a recycled slot. */
@@ -221,30 +306,65 @@ static __always_inline void stat_add(struct loehle_stats *s, u32 idx, u64 n)
 		s->counters[idx] += n;
 }
 
+/* Count one event under the generation in force. */
+static __always_inline void stat_now(u32 idx)
+{
+	u32 slot = *(volatile u32 *)&active_config & 1;
+
+	stat_add(stats_for(configs[slot].generation), idx, 1);
+}
+
 static __always_inline bool task_is_sched_idle(const struct task_struct *p)
 {
 	return p->policy == LOEHLE_SCHED_IDLE_POLICY;
+}
+
+/*
+ * Report a transition to loehle/sched_idle.h's state (done by the caller)
+ * and keep the idle-work mask in step: `was` is what
+ * loehle_si_runs_idle_work() said before it.
+ */
+static __always_inline void track_idle_work(s32 cpu, struct cpu_state *cs,
+					    bool was)
+{
+	bool now = loehle_si_runs_idle_work(&cs->si);
+	struct cpumask_slot *slot;
+	struct bpf_cpumask *mask;
+	u32 key = LOEHLE_IDLE_WORK_MASK;
+
+	if (now == was)
+		return;
+	slot = bpf_map_lookup_elem(&cpumasks, &key);
+	mask = slot ? slot->mask : NULL;
+	if (!mask)
+		return;
+	if (now)
+		bpf_cpumask_set_cpu(cpu, mask);
+	else
+		bpf_cpumask_clear_cpu(cpu, mask);
 }
 
 /* Gather what policy.h needs to know about one CPU. */
 static __always_inline void gather_facts(s32 cpu, const struct task_struct *p,
 					 const struct cpumask *idle_mask,
 					 const struct cpumask *idle_smt,
+					 const struct scratch *sc, bool want_load,
 					 struct loehle_cpu_facts *f)
 {
 	struct cpu_state *cs = cpu_state_of(cpu);
-	s32 queued;
-	u32 state;
+	u32 state, queued = 0;
+	s32 n;
 
 	f->cpu = cpu;
 	f->core = topo[CPU_IDX(cpu)].core;
-	f->allowed = bpf_cpumask_test_cpu(cpu, p->cpus_ptr);
 	f->idle = bpf_cpumask_test_cpu(cpu, idle_mask);
 	f->core_idle = smt_active ? bpf_cpumask_test_cpu(cpu, idle_smt) : f->idle;
 	f->sched_idle = 0;
 	f->exit_latency = LOEHLE_U64_MAX;
 	f->idle_stamp = 0;
 	f->load = 0;
+	/* An offline CPU is never offered, whatever the task's mask says. */
+	f->allowed = cs && cs->online && bpf_cpumask_test_cpu(cpu, p->cpus_ptr);
 	if (!cs)
 		return;
 
@@ -255,15 +375,13 @@ static __always_inline void gather_facts(s32 cpu, const struct task_struct *p,
 			f->exit_latency = exit_latency_ns[CPU_IDX(cpu)][state];
 		return;
 	}
-	/*
-	 * Sched-idle: the running task is SCHED_IDLE, no wakee has claimed
-	 * the CPU, and nothing else waits in its local DSQ.
-	 */
-	queued = scx_bpf_dsq_nr_queued(SCX_DSQ_LOCAL_ON | cpu);
-	if (queued < 0)
-		queued = 0;
-	f->sched_idle = cs->running_sched_idle && !cs->sched_idle_claimed &&
-			!queued;
+	/* Only CPUs running idle work, or a load comparison, need the queue. */
+	if (want_load || cs->si.running == LOEHLE_RUN_IDLE_WORK) {
+		n = scx_bpf_dsq_nr_queued(SCX_DSQ_LOCAL_ON | cpu);
+		queued = n > 0 ? n : 0;
+	}
+	f->sched_idle = loehle_si_is_sched_idle(&cs->si, sc->now, sc->cfg.slice_ns,
+						queued);
 	f->load = (u64)cs->running_weight + (u64)queued * 1024;
 }
 
@@ -295,7 +413,8 @@ __noinline int loehle_scan_group(struct task_struct *p __arg_trusted,
 	struct loehle_slow_scan *s;
 	struct loehle_cpu_facts f;
 	struct scratch *sc;
-	u32 i, rand;
+	u32 k, len, rand;
+	s32 cpu;
 
 	sc = this_scratch();
 	if (!sc || !p)
@@ -306,16 +425,14 @@ __noinline int loehle_scan_group(struct task_struct *p __arg_trusted,
 	loehle_slow_init(s, sc->cfg.policy, sc->cfg.sched_idle,
 			 sc->cfg.smt == LOEHLE_SMT_IDLE_CORE && smt_active,
 			 task_is_sched_idle(p), fallback);
-	bpf_for(i, 0, nr_cpus) {
-		if (i >= LOEHLE_MAX_CPUS)
-			break;
-		if ((by_node ? cpu_node(i) : cpu_llc(i)) != group)
+	len = group_len(by_node, group);
+	bpf_for(k, 0, len) {
+		cpu = group_cpu(by_node, group, k);
+		if (!bpf_cpumask_test_cpu(cpu, p->cpus_ptr))
 			continue;
-		if (!bpf_cpumask_test_cpu(i, p->cpus_ptr))
+		if (loehle_slow_pruned(s, topo[CPU_IDX(cpu)].core))
 			continue;
-		if (loehle_slow_pruned(s, topo[CPU_IDX(i)].core))
-			continue;
-		gather_facts(i, p, idle_mask, idle_smt, &f);
+		gather_facts(cpu, p, idle_mask, idle_smt, sc, true, &f);
 		rand = loehle_slow_wants_rand(s, &f) ? bpf_get_prandom_u32() : 0;
 		if (loehle_slow_step(s, &f, rand))
 			break;
@@ -327,16 +444,17 @@ __noinline int loehle_scan_group(struct task_struct *p __arg_trusted,
 }
 
 /*
- * Group with the most allowed CPUs that are idle (whole_cores == 0) or sit
- * on a whole idle core (whole_cores != 0); -1 when none has any. Counts go
- * through a map lookup keyed by the group rather than an array indexed by
- * it: a variable index computed right after a kfunc call trips 6.18's
- * verifier ("backtracking call unexpected regs").
+ * Group with the most allowed online CPUs that are idle (whole_cores == 0)
+ * or sit on a whole idle core (whole_cores != 0); -1 when none has any.
+ * Counts go through a map lookup keyed by the group rather than an array
+ * indexed by it: a variable index computed right after a kfunc call trips
+ * 6.18's verifier ("backtracking call unexpected regs").
  */
 __noinline int loehle_busiest_idle_group(struct task_struct *p __arg_trusted,
 					 u32 by_node, u32 whole_cores)
 {
 	const struct cpumask *mask;
+	struct cpu_state *cs;
 	u32 i, g, best_count = 0, *count;
 	u32 nr_groups = by_node ? nr_nodes : nr_llcs;
 	s32 best = -1;
@@ -352,6 +470,9 @@ __noinline int loehle_busiest_idle_group(struct task_struct *p __arg_trusted,
 	bpf_for(i, 0, nr_cpus) {
 		if (!bpf_cpumask_test_cpu(i, mask) ||
 		    !bpf_cpumask_test_cpu(i, p->cpus_ptr))
+			continue;
+		cs = cpu_state_of(i);
+		if (!cs || !cs->online)
 			continue;
 		g = by_node ? cpu_node(i) : cpu_llc(i);
 		count = bpf_map_lookup_elem(&group_idle, &g);
@@ -375,34 +496,55 @@ static __always_inline int slow_pick(struct scratch *sc, struct task_struct *p,
 {
 	/* Groups are nodes; on one node, LLCs. */
 	u32 by_node = nr_nodes > 1;
-	bool idle_core = sc->cfg.smt == LOEHLE_SMT_IDLE_CORE && smt_active;
+	int idle_core = sc->cfg.smt == LOEHLE_SMT_IDLE_CORE && smt_active;
 	u32 group = by_node ? cpu_node(prev) : cpu_llc(prev);
-	u32 examined, pruned, reason;
-	s32 other = -1;
+	struct loehle_choice home;
+	u32 search;
+	s32 other;
 
 	if (loehle_scan_group(p, by_node, group, prev) < 0)
 		return -1;
-	reason = sc->choice.reason;
-	if (reason == LOEHLE_REASON_LEAST_LOADED) {
-		/* No idle CPU here: the group with the most idle CPUs. */
-		other = loehle_busiest_idle_group(p, by_node, 0);
-	} else if (idle_core && reason == LOEHLE_REASON_SHALLOWEST &&
-		   !sc->choice.core_idle) {
-		/*
-		 * Seed 002's preference across groups: only partly busy cores
-		 * here, so a group that still has a whole idle core wins.
-		 */
-		other = loehle_busiest_idle_group(p, by_node, 1);
-	}
+	search = loehle_slow_look_elsewhere(&sc->choice, idle_core);
+	if (search == LOEHLE_GROUP_STAY)
+		return 0;
+	other = loehle_busiest_idle_group(p, by_node,
+					  search == LOEHLE_GROUP_IDLE_CORES);
 	if (other < 0 || (u32)other == group)
 		return 0;
-	examined = sc->choice.examined;
-	pruned = sc->choice.pruned;
+	home = sc->choice;
 	if (loehle_scan_group(p, by_node, other, prev) < 0)
 		return -1;
-	sc->choice.examined += examined;
-	sc->choice.pruned += pruned;
+	if (!loehle_slow_other_wins(&home, &sc->choice, idle_core)) {
+		home.examined += sc->choice.examined;
+		home.pruned += sc->choice.pruned;
+		sc->choice = home;
+		return 0;
+	}
+	sc->choice.examined += home.examined;
+	sc->choice.pruned += home.pruned;
 	return 0;
+}
+
+/*
+ * Can prev's LLC offer the wakee anything? An idle CPU, or, when the mode
+ * lets this wakee take sched-idle CPUs, a CPU running idle work.
+ */
+static __always_inline bool llc_has_candidates(u32 llc,
+					       const struct cpumask *idle_mask,
+					       const struct scratch *sc,
+					       bool wakee_si)
+{
+	const struct cpumask *llc_cpus = cpumask_at(LLC_IDX(llc));
+	const struct cpumask *idle_work;
+	u32 mode = sc->cfg.sched_idle;
+
+	if (!llc_cpus || bpf_cpumask_intersects(llc_cpus, idle_mask))
+		return true;
+	if (mode == LOEHLE_SI_IGNORE ||
+	    (mode == LOEHLE_SI_WAKEE_AWARE && wakee_si))
+		return false;
+	idle_work = cpumask_at(LOEHLE_IDLE_WORK_MASK);
+	return !idle_work || bpf_cpumask_intersects(llc_cpus, idle_work);
 }
 
 /* Wakeup placement in prev's LLC; the answer lands in sc->choice. */
@@ -412,33 +554,42 @@ __noinline int loehle_fast_pick(struct task_struct *p __arg_trusted, s32 prev)
 	struct loehle_fast_scan *s;
 	struct loehle_cpu_facts f;
 	struct scratch *sc;
-	u32 llc = cpu_llc(prev), k;
+	u32 llc = cpu_llc(prev), k, len, pos, idx;
+	bool wakee_si;
 	s32 cpu;
 
 	sc = this_scratch();
 	if (!sc || !p)
 		return -1;
 	s = &sc->fast;
+	wakee_si = task_is_sched_idle(p);
 	idle_mask = scx_bpf_get_idle_cpumask();
 	idle_smt = scx_bpf_get_idle_smtmask();
-	gather_facts(prev, p, idle_mask, idle_smt, &f);
+	gather_facts(prev, p, idle_mask, idle_smt, sc, false, &f);
+	sc->scan_skipped = 0;
 	if (!loehle_fast_begin(s, sc->cfg.sched_idle,
 			       sc->cfg.smt == LOEHLE_SMT_IDLE_CORE && smt_active,
-			       task_is_sched_idle(p), &f)) {
+			       wakee_si, &f)) {
+		if (!llc_has_candidates(llc, idle_mask, sc, wakee_si)) {
+			sc->scan_skipped = 1;
+			goto out;
+		}
 		/* Walk prev's LLC starting after prev, as the kernel does. */
-		bpf_for(k, 1, nr_cpus) {
-			cpu = prev + k;
-			if (cpu >= (s32)nr_cpus)
-				cpu -= nr_cpus;
-			if ((u32)cpu >= LOEHLE_MAX_CPUS || cpu_llc(cpu) != llc)
-				continue;
+		len = cpu_lists.llc_len[LLC_IDX(llc)];
+		pos = cpu_lists.llc_pos[CPU_IDX(prev)];
+		bpf_for(k, 1, len) {
+			idx = pos + k;
+			if (idx >= len)
+				idx -= len;
+			cpu = group_cpu(0, llc, idx);
 			if (!bpf_cpumask_test_cpu(cpu, p->cpus_ptr))
 				continue;
-			gather_facts(cpu, p, idle_mask, idle_smt, &f);
+			gather_facts(cpu, p, idle_mask, idle_smt, sc, false, &f);
 			if (loehle_fast_offer(s, &f))
 				break;
 		}
 	}
+out:
 	loehle_fast_result(s, &sc->choice);
 	scx_bpf_put_idle_cpumask(idle_smt);
 	scx_bpf_put_idle_cpumask(idle_mask);
@@ -459,12 +610,31 @@ __noinline int loehle_idle_allowed(struct task_struct *p __arg_trusted)
 	return allowed;
 }
 
-/* Claim a sched-idle CPU for one wakee (see cpu_state.sched_idle_claimed). */
-static __always_inline bool claim_sched_idle(s32 cpu)
+enum claim_result {
+	CLAIM_LOST	= 0,	/* someone else's claim, or no longer sched-idle */
+	CLAIM_HELD	= 1,
+	CLAIM_STALE	= 2,	/* won, then a normal task was seen there */
+};
+
+/* Claim a sched-idle CPU for one wakee (loehle/sched_idle.h's protocol). */
+static __always_inline u32 claim_sched_idle(s32 cpu, u32 pid, u64 now,
+					    u64 ttl_ns)
 {
 	struct cpu_state *cs = cpu_state_of(cpu);
+	u64 seen, mine;
 
-	return cs && __sync_val_compare_and_swap(&cs->sched_idle_claimed, 0, 1) == 0;
+	if (!cs)
+		return CLAIM_LOST;
+	seen = cs->si.claim;
+	if (!loehle_si_claimable(&cs->si, seen, now, ttl_ns))
+		return CLAIM_LOST;
+	mine = loehle_si_claim_word(pid, now);
+	if (__sync_val_compare_and_swap(&cs->si.claim, seen, mine) != seen)
+		return CLAIM_LOST;
+	if (loehle_si_claim_holds(&cs->si, mine))
+		return CLAIM_HELD;
+	__sync_val_compare_and_swap(&cs->si.claim, mine, 0);
+	return CLAIM_STALE;
 }
 
 static __always_inline void emit_event(struct scratch *sc,
@@ -476,14 +646,8 @@ static __always_inline void emit_event(struct scratch *sc,
 {
 	struct loehle_pick_event *ev;
 
-	if (!cfg->sample_every)
+	if (!loehle_sample_due(&sc->sampler, cfg->generation, cfg->sample_every))
 		return;
-	if (sc->picks_until_sample > 1) {
-		sc->picks_until_sample--;
-		return;
-	}
-	sc->picks_until_sample = cfg->sample_every;
-
 	ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
 	if (!ev) {
 		stat_add(st, LOEHLE_STAT_EVENT_DROPS, 1);
@@ -544,6 +708,21 @@ static __always_inline s32 finish_pick(struct scratch *sc,
 	return c->cpu;
 }
 
+/* Claim the scan's answer: an idle CPU, or a sched-idle one. */
+static __always_inline bool claim_choice(struct loehle_stats *st,
+					 const struct loehle_choice *c,
+					 const struct scratch *sc, u32 pid)
+{
+	u32 result;
+
+	if (!c->sched_idle_pick)
+		return scx_bpf_test_and_clear_cpu_idle(c->cpu);
+	result = claim_sched_idle(c->cpu, pid, sc->now, sc->cfg.slice_ns);
+	if (result == CLAIM_STALE)
+		stat_add(st, LOEHLE_STAT_SI_CLAIM_LOST, 1);
+	return result == CLAIM_HELD;
+}
+
 s32 LOEHLE_STRUCT_OPS(loehle_select_cpu, struct task_struct *p, s32 prev_cpu,
 		      u64 wake_flags)
 {
@@ -575,7 +754,7 @@ s32 LOEHLE_STRUCT_OPS(loehle_select_cpu, struct task_struct *p, s32 prev_cpu,
 				     LOEHLE_REASON_BUILTIN_BUSY;
 		c.latency_key = LOEHLE_U64_MAX;
 		if (is_idle) {
-			scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, cfg.slice_ns, 0);
+			loehle_dsq_insert(p, SCX_DSQ_LOCAL, cfg.slice_ns, 0);
 			stat_add(st, LOEHLE_STAT_DIRECT_DISPATCH, 1);
 			claim = LOEHLE_CLAIM_OK;
 		}
@@ -586,6 +765,7 @@ s32 LOEHLE_STRUCT_OPS(loehle_select_cpu, struct task_struct *p, s32 prev_cpu,
 	/* Packing needs to know whether a truly idle CPU was on offer. */
 	idle_allowed = wakee_si && loehle_idle_allowed(p);
 	sc->cfg = cfg;
+	sc->now = bpf_ktime_get_ns();
 
 	bpf_for(attempt, 0, cfg.claim_retries + 1) {
 		if (attempt > LOEHLE_MAX_CPUS)
@@ -597,14 +777,13 @@ s32 LOEHLE_STRUCT_OPS(loehle_select_cpu, struct task_struct *p, s32 prev_cpu,
 		if (ret < 0)
 			return prev_cpu;
 		c = sc->choice;
+		if (path != LOEHLE_PATH_FORK && sc->scan_skipped)
+			stat_add(st, LOEHLE_STAT_SCAN_SKIPPED, 1);
 		if (!c.idle_pick)
 			break;
 
 		stat_add(st, LOEHLE_STAT_CLAIM_ATTEMPTS, 1);
-		if (c.sched_idle_pick)
-			claimed = claim_sched_idle(c.cpu);
-		else
-			claimed = scx_bpf_test_and_clear_cpu_idle(c.cpu);
+		claimed = claim_choice(st, &c, sc, p->pid);
 		if (claimed)
 			break;
 		stat_add(st, LOEHLE_STAT_CLAIM_FAILURES, 1);
@@ -626,7 +805,7 @@ s32 LOEHLE_STRUCT_OPS(loehle_select_cpu, struct task_struct *p, s32 prev_cpu,
 		}
 		if (smt_active && !c.core_idle)
 			stat_add(st, LOEHLE_STAT_BUSY_SIBLING_PICK, 1);
-		scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, cfg.slice_ns, enq_flags);
+		loehle_dsq_insert(p, SCX_DSQ_LOCAL, cfg.slice_ns, enq_flags);
 		stat_add(st, LOEHLE_STAT_DIRECT_DISPATCH, 1);
 	} else if (c.idle_pick) {
 		claim = LOEHLE_CLAIM_FAILED;
@@ -637,23 +816,72 @@ s32 LOEHLE_STRUCT_OPS(loehle_select_cpu, struct task_struct *p, s32 prev_cpu,
 	return finish_pick(sc, st, &cfg, p, prev_cpu, path, &c, claim);
 }
 
-/*
- * A vtime that means something in this LLC's queue: at most one slice
- * behind its clock (a sleeper keeps one slice of credit) and at most
- * LOEHLE_MAX_LEAD_SLICES ahead of it. The lead bound is what keeps every
- * task within reach. At weight 1 (SCHED_IDLE) one slice costs 100 slices
- * of vtime, and the clock moves only when a running task's vtime passes it,
- * which short sleepers (pipes, timers) seldom do. And a task that changed
- * LLC (a wakeup placed elsewhere, a remote dispatch) brings a vtime measured
- * against another clock, which may be seconds ahead of this one. Without
- * the bound such tasks waited behind everyone else past the watchdog (seen:
- * 34 s under hackbench + cyclictest beside SCHED_IDLE hogs).
- */
+/* p's vtime inside the window of `llc`'s clock (loehle/vtime.h). */
 static __always_inline u64 vtime_bound(u64 vtime, u32 llc, u64 slice_ns)
 {
 	u64 *clock = bpf_map_lookup_elem(&llc_vtime, &llc);
 
 	return clock ? loehle_vtime_bound(vtime, *clock, slice_ns) : vtime;
+}
+
+/*
+ * Advance `llc`'s clock to `vtime`. Several CPUs of one LLC start tasks at
+ * once: a compare-and-swap, retried a few times, so the clock never goes
+ * backwards; a lost race means another CPU moved it at least as far.
+ */
+static __always_inline void llc_clock_advance(u32 llc, u64 vtime)
+{
+	u64 *clock = bpf_map_lookup_elem(&llc_vtime, &llc);
+	u64 old, next;
+	u32 i;
+
+	if (!clock)
+		return;
+	bpf_for(i, 0, 4) {
+		old = *clock;
+		next = loehle_clock_advance(old, vtime);
+		if (next == old ||
+		    __sync_val_compare_and_swap(clock, old, next) == old)
+			return;
+	}
+}
+
+/* Under idle-core: a CPU of a whole idle core in cpu's LLC, else its node. */
+__noinline s32 loehle_claim_idle_core_near(struct task_struct *p __arg_trusted,
+					   s32 cpu)
+{
+	const struct cpumask *idle_smt;
+	u32 pass, k, len, group, by_node;
+	struct cpu_state *cs;
+	s32 found = -1, other;
+
+	if (!p)
+		return -1;
+	idle_smt = scx_bpf_get_idle_smtmask();
+	bpf_for(pass, 0, 2) {
+		by_node = pass;
+		if (by_node && nr_nodes < 2)
+			break;
+		group = by_node ? cpu_node(cpu) : cpu_llc(cpu);
+		len = group_len(by_node, group);
+		bpf_for(k, 0, len) {
+			other = group_cpu(by_node, group, k);
+			if (!bpf_cpumask_test_cpu(other, idle_smt) ||
+			    !bpf_cpumask_test_cpu(other, p->cpus_ptr))
+				continue;
+			cs = cpu_state_of(other);
+			if (!cs || !cs->online)
+				continue;
+			if (scx_bpf_test_and_clear_cpu_idle(other)) {
+				found = other;
+				break;
+			}
+		}
+		if (found >= 0)
+			break;
+	}
+	scx_bpf_put_idle_cpumask(idle_smt);
+	return found;
 }
 
 void LOEHLE_STRUCT_OPS(loehle_enqueue, struct task_struct *p, u64 enq_flags)
@@ -679,14 +907,15 @@ void LOEHLE_STRUCT_OPS(loehle_enqueue, struct task_struct *p, u64 enq_flags)
 		/*
 		 * Seed 002, kept up over time: a wakeup may have left this
 		 * task beside a busy sibling (the fast path looks only inside
-		 * prev's LLC). If a whole core is idle, move there now.
+		 * prev's LLC). If a whole core of its LLC or node is idle,
+		 * move there now.
 		 */
 		if (cfg.smt == LOEHLE_SMT_IDLE_CORE && smt_active &&
 		    sibling_busy(cpu)) {
-			idle = scx_bpf_pick_idle_cpu(p->cpus_ptr, SCX_PICK_IDLE_CORE);
+			idle = loehle_claim_idle_core_near(p, cpu);
 			if (idle >= 0) {
-				scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL_ON | idle,
-						   cfg.slice_ns, enq_flags);
+				loehle_dsq_insert(p, SCX_DSQ_LOCAL_ON | idle,
+						  cfg.slice_ns, enq_flags);
 				scx_bpf_kick_cpu(idle, SCX_KICK_IDLE);
 				stat_add(st, LOEHLE_STAT_SMT_MOVE, 1);
 				return;
@@ -698,13 +927,13 @@ void LOEHLE_STRUCT_OPS(loehle_enqueue, struct task_struct *p, u64 enq_flags)
 		 * sibling) steal it for nothing.
 		 */
 		if (!scx_bpf_dsq_nr_queued(llc)) {
-			scx_bpf_dsq_insert(p, SCX_DSQ_LOCAL, cfg.slice_ns, enq_flags);
+			loehle_dsq_insert(p, SCX_DSQ_LOCAL, cfg.slice_ns, enq_flags);
 			return;
 		}
 	}
 
-	scx_bpf_dsq_insert_vtime(p, llc, cfg.slice_ns,
-				 vtime_bound(vtime, llc, cfg.slice_ns), enq_flags);
+	loehle_dsq_insert_vtime(p, llc, cfg.slice_ns,
+				vtime_bound(vtime, llc, cfg.slice_ns), enq_flags);
 
 	/* Wake an idle CPU for it, ours first. */
 	if (scx_bpf_test_and_clear_cpu_idle(cpu)) {
@@ -725,26 +954,17 @@ void LOEHLE_STRUCT_OPS(loehle_enqueue, struct task_struct *p, u64 enq_flags)
 	}
 	/* No idle CPU: a non-SCHED_IDLE task preempts SCHED_IDLE work. */
 	cs = cpu_state_of(cpu);
-	if (cs && !task_is_sched_idle(p) && cs->running_sched_idle) {
+	if (cs && !task_is_sched_idle(p) && loehle_si_runs_idle_work(&cs->si)) {
 		scx_bpf_kick_cpu(cpu, SCX_KICK_PREEMPT);
 		stat_add(st, LOEHLE_STAT_SCHED_IDLE_PREEMPT, 1);
 	}
-}
-
-/* Count one event under the generation in force. */
-static __always_inline void stat_now(u32 idx)
-{
-	struct loehle_config cfg;
-
-	read_config(&cfg);
-	stat_add(stats_for(cfg.generation), idx, 1);
 }
 
 void LOEHLE_STRUCT_OPS(loehle_dispatch, s32 cpu, struct task_struct *prev)
 {
 	u32 llc = cpu_llc(cpu), i, other;
 
-	if (scx_bpf_dsq_move_to_local(llc)) {
+	if (loehle_dsq_move_to_local(llc)) {
 		stat_now(LOEHLE_STAT_DISPATCH_LOCAL_LLC);
 		return;
 	}
@@ -752,7 +972,7 @@ void LOEHLE_STRUCT_OPS(loehle_dispatch, s32 cpu, struct task_struct *prev)
 		other = llc + i;
 		if (other >= nr_llcs)
 			other -= nr_llcs;
-		if (scx_bpf_dsq_move_to_local(other)) {
+		if (loehle_dsq_move_to_local(other)) {
 			stat_now(LOEHLE_STAT_DISPATCH_REMOTE_LLC);
 			return;
 		}
@@ -764,34 +984,78 @@ void LOEHLE_STRUCT_OPS(loehle_running, struct task_struct *p)
 	s32 cpu = scx_bpf_task_cpu(p);
 	struct cpu_state *cs = cpu_state_of(cpu);
 	u32 llc = cpu_llc(cpu);
-	u64 *clock;
+	u64 vtime;
+	bool was;
 
 	if (cs) {
-		cs->running_sched_idle = task_is_sched_idle(p);
+		was = loehle_si_runs_idle_work(&cs->si);
+		loehle_si_on_running(&cs->si, task_is_sched_idle(p), p->pid);
+		track_idle_work(cpu, cs, was);
 		cs->running_weight = p->scx.weight;
-		if (!cs->running_sched_idle)
-			cs->sched_idle_claimed = 0;
+		cs->running_since = bpf_ktime_get_ns();
 	}
-	clock = bpf_map_lookup_elem(&llc_vtime, &llc);
-	if (clock && p->scx.dsq_vtime > *clock)
-		*clock = p->scx.dsq_vtime;
+	/*
+	 * Measured against this LLC's clock: a remote dispatch or a cross-LLC
+	 * fork brings a vtime from another one.
+	 */
+	vtime = vtime_bound(p->scx.dsq_vtime, llc, config_slice_ns());
+	if (vtime != p->scx.dsq_vtime)
+		loehle_set_dsq_vtime(p, vtime);
+	llc_clock_advance(llc, vtime);
 }
 
 void LOEHLE_STRUCT_OPS(loehle_stopping, struct task_struct *p, bool runnable)
 {
-	u32 llc = cpu_llc(scx_bpf_task_cpu(p));
-	struct loehle_config cfg;
-	u64 used;
+	s32 cpu = scx_bpf_task_cpu(p);
+	struct cpu_state *cs = cpu_state_of(cpu);
+	u64 vtime = p->scx.dsq_vtime;
+	bool was;
 
-	read_config(&cfg);
-	used = cfg.slice_ns > p->scx.slice ? cfg.slice_ns - p->scx.slice : 0;
-	p->scx.dsq_vtime += used * 100 / (p->scx.weight ? p->scx.weight : 1);
+	if (cs) {
+		vtime += loehle_vtime_charge(
+			loehle_ran_ns(bpf_ktime_get_ns(), cs->running_since),
+			p->scx.weight);
+		cs->running_since = 0;
+		cs->running_weight = 0;
+		was = loehle_si_runs_idle_work(&cs->si);
+		loehle_si_on_stopping(&cs->si);
+		track_idle_work(cpu, cs, was);
+	}
 	/*
 	 * Bound it here too, not only when it queues: a task kept on its CPU
-	 * at slice expiry runs again without queueing, and ops.running would
-	 * otherwise drag the LLC clock up by a weight-1 task's steep charge.
+	 * at slice expiry runs again without queueing.
 	 */
-	p->scx.dsq_vtime = vtime_bound(p->scx.dsq_vtime, llc, cfg.slice_ns);
+	loehle_set_dsq_vtime(p, vtime_bound(vtime, cpu_llc(cpu), config_slice_ns()));
+}
+
+/*
+ * A higher class (RT, DL, stop) takes the CPU: it is not sched-idle behind
+ * that thread, and what we already dispatched to it goes back through
+ * enqueue so that other CPUs can run it meanwhile.
+ */
+void LOEHLE_STRUCT_OPS(loehle_cpu_release, s32 cpu,
+		       struct scx_cpu_release_args *args)
+{
+	struct cpu_state *cs = cpu_state_of(cpu);
+	bool was;
+
+	if (cs) {
+		was = loehle_si_runs_idle_work(&cs->si);
+		loehle_si_on_release(&cs->si);
+		track_idle_work(cpu, cs, was);
+		cs->running_weight = 0;
+	}
+	stat_now(LOEHLE_STAT_CPU_RELEASE);
+	loehle_reenqueue_local();
+}
+
+void LOEHLE_STRUCT_OPS(loehle_cpu_acquire, s32 cpu,
+		       struct scx_cpu_acquire_args *args)
+{
+	struct cpu_state *cs = cpu_state_of(cpu);
+
+	if (cs)
+		loehle_si_on_acquire(&cs->si);
 }
 
 void LOEHLE_STRUCT_OPS(loehle_enable, struct task_struct *p)
@@ -799,21 +1063,23 @@ void LOEHLE_STRUCT_OPS(loehle_enable, struct task_struct *p)
 	u32 llc = cpu_llc(scx_bpf_task_cpu(p));
 	u64 *clock = bpf_map_lookup_elem(&llc_vtime, &llc);
 
-	p->scx.dsq_vtime = clock ? *clock : 0;
+	loehle_set_dsq_vtime(p, clock ? *clock : 0);
 }
 
 void LOEHLE_STRUCT_OPS(loehle_update_idle, s32 cpu, bool idle)
 {
 	struct cpu_state *cs = cpu_state_of(cpu);
+	bool was;
 
 	if (!cs || !idle)
 		return;
 	/* A new idle period: nothing published yet (seed 000's U64_MAX). */
 	cs->idle_stamp = bpf_ktime_get_ns();
 	cs->idle_state = LOEHLE_STATE_UNPUBLISHED;
-	cs->running_sched_idle = 0;
 	cs->running_weight = 0;
-	cs->sched_idle_claimed = 0;
+	was = loehle_si_runs_idle_work(&cs->si);
+	loehle_si_on_idle(&cs->si);
+	track_idle_work(cpu, cs, was);
 }
 
 SEC("tp_btf/cpu_idle")
@@ -827,21 +1093,51 @@ int BPF_PROG(loehle_cpu_idle, unsigned int state, unsigned int cpu_id)
 	return 0;
 }
 
+/* A new cpumask in cpumasks[slot] holding `len` CPUs of `by_node`'s list. */
+static int make_group_mask(u32 slot, u32 by_node, u32 group, u32 len)
+{
+	struct bpf_cpumask *mask, *old;
+	struct cpumask_slot *s;
+	u32 k;
+
+	s = bpf_map_lookup_elem(&cpumasks, &slot);
+	if (!s)
+		return -ENOENT;
+	mask = bpf_cpumask_create();
+	if (!mask)
+		return -ENOMEM;
+	bpf_for(k, 0, len)
+		bpf_cpumask_set_cpu(group_cpu(by_node, group, k), mask);
+	old = bpf_kptr_xchg(&s->mask, mask);
+	if (old)
+		bpf_cpumask_release(old);
+	return 0;
+}
+
 s32 LOEHLE_STRUCT_OPS_SLEEPABLE(loehle_init)
 {
 	u32 i;
 	s32 ret;
 
+	compat_flags = loehle_compat_flags();
 	bpf_for(i, 0, nr_llcs) {
 		ret = scx_bpf_create_dsq(i, -1);
 		if (ret)
 			return ret;
+		ret = make_group_mask(i, 0, i, group_len(0, i));
+		if (ret)
+			return ret;
 	}
+	ret = make_group_mask(LOEHLE_IDLE_WORK_MASK, 0, 0, 0);
+	if (ret)
+		return ret;
 	bpf_for(i, 0, nr_cpus) {
 		struct cpu_state *cs = cpu_state_of(i);
 
-		if (cs)
-			cs->idle_state = LOEHLE_STATE_UNPUBLISHED;
+		if (!cs)
+			continue;
+		cs->idle_state = LOEHLE_STATE_UNPUBLISHED;
+		cs->online = topo[CPU_IDX(i)].online;
 	}
 	return 0;
 }
@@ -865,6 +1161,8 @@ struct sched_ext_ops loehle_ops = {
 	.dispatch	= (void *)loehle_dispatch,
 	.running	= (void *)loehle_running,
 	.stopping	= (void *)loehle_stopping,
+	.cpu_acquire	= (void *)loehle_cpu_acquire,
+	.cpu_release	= (void *)loehle_cpu_release,
 	.enable		= (void *)loehle_enable,
 	.update_idle	= (void *)loehle_update_idle,
 	.init		= (void *)loehle_init,

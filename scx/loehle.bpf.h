@@ -6,7 +6,8 @@
  * vmlinux.h comes from a pinned Debian 7.3 kernel (scripts/gen-vmlinux-h);
  * with bpftool 7.5 it declares every kfunc as `extern ... __weak __ksym`,
  * so nothing is declared here by hand. Only kfuncs that exist on both
- * supported series (6.18 and 7.x) may be called unguarded.
+ * supported series (6.18 and 7.x) may be called unguarded; the others go
+ * through compat.bpf.h.
  */
 #ifndef LOEHLE_BPF_H
 #define LOEHLE_BPF_H
@@ -18,18 +19,24 @@
 
 #include "loehle/intf.h"
 #include "loehle/policy.h"
+#include "loehle/sample.h"
+#include "loehle/sched_idle.h"
+#include "loehle/vtime.h"
+
+#include "compat.bpf.h"
 
 #define LOEHLE_STRUCT_OPS(name, args...) \
 	SEC("struct_ops/" #name) BPF_PROG(name, ##args)
 #define LOEHLE_STRUCT_OPS_SLEEPABLE(name, args...) \
 	SEC("struct_ops.s/" #name) BPF_PROG(name, ##args)
 
-/* Abort the scheduler with a fixed message (no format arguments). */
-#define loehle_error(msg)						\
-	({								\
-		static char ___msg[] = msg;				\
-		scx_bpf_error_bstr(___msg, NULL, 0);			\
-	})
+/* errno values init may return (vmlinux.h carries no macros). */
+#ifndef ENOENT
+#define ENOENT	2
+#endif
+#ifndef ENOMEM
+#define ENOMEM	12
+#endif
 
 /* power:cpu_idle reports this state when a CPU leaves idle. */
 #define LOEHLE_PWR_EVENT_EXIT	((u32)-1)

@@ -109,6 +109,9 @@ enum loehle_stat {
 	LOEHLE_STAT_DISPATCH_REMOTE_LLC,
 	LOEHLE_STAT_KICK,
 	LOEHLE_STAT_SMT_MOVE,		/* slice ran out beside a busy sibling: moved to an idle core */
+	LOEHLE_STAT_SI_CLAIM_LOST,	/* sched-idle claim dropped at the re-check */
+	LOEHLE_STAT_SCAN_SKIPPED,	/* wakeup scan skipped: nothing idle in the LLC */
+	LOEHLE_STAT_CPU_RELEASE,	/* a higher sched class took a CPU */
 	LOEHLE_STAT_EVENTS,
 	LOEHLE_STAT_EVENT_DROPS,
 	LOEHLE_NR_STATS,
@@ -145,6 +148,29 @@ struct loehle_cpu_topo {
 	__u32 next_sibling;	/* next CPU of its core, in a ring; itself if none */
 	__u32 pad;
 };
+
+/*
+ * CPU lists the scans walk, filled by the loader: every possible CPU once,
+ * grouped by LLC (and separately by node), ascending ids within a group.
+ * Group g's CPUs are list[start[g]] .. list[start[g] + len[g] - 1];
+ * llc_pos[cpu] is the CPU's index within its LLC's run.
+ */
+struct loehle_cpu_lists {
+	__u32 llc_cpus[LOEHLE_MAX_CPUS];
+	__u32 llc_start[LOEHLE_MAX_LLCS];
+	__u32 llc_len[LOEHLE_MAX_LLCS];
+	__u32 llc_pos[LOEHLE_MAX_CPUS];
+	__u32 node_cpus[LOEHLE_MAX_CPUS];
+	__u32 node_start[LOEHLE_MAX_NODES];
+	__u32 node_len[LOEHLE_MAX_NODES];
+};
+
+/* Which kfunc variants the running kernel gave (scx/compat.bpf.h). */
+#define LOEHLE_COMPAT_INSERT_V2		(1u << 0)	/* scx_bpf_dsq_insert___v2 */
+#define LOEHLE_COMPAT_INSERT_VTIME_ARGS	(1u << 1)	/* __scx_bpf_dsq_insert_vtime */
+#define LOEHLE_COMPAT_MOVE_TO_LOCAL_V2	(1u << 2)	/* scx_bpf_dsq_move_to_local___v2 */
+#define LOEHLE_COMPAT_REENQUEUE_V2	(1u << 3)	/* scx_bpf_reenqueue_local___v2 */
+#define LOEHLE_COMPAT_SET_VTIME		(1u << 4)	/* scx_bpf_task_set_dsq_vtime */
 
 /* Longest SMT sibling ring the BPF side walks. */
 #define LOEHLE_MAX_SMT		8

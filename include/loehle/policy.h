@@ -44,11 +44,21 @@
  *                 CPU is the fallback before least-loaded (and once it is
  *                 found, loads are no longer compared);
  *     IGNORE      seed 004 patch 2: sched-idle CPUs are busy CPUs.
- *   - Seed 002 pruning (idle-core mode only): once a candidate exists, a
- *     busy CPU proves its core is not idle, so its remaining siblings are
- *     skipped; an idle CPU on a partly busy core prunes its siblings too.
- *     Pruned siblings therefore never join a rank-1 tie group: the first
- *     CPU seen of a partly busy core speaks for it, as in the seed.
+ *   - Seed 002 pruning (idle-core mode only) saves work and never changes
+ *     the answer: once the pick sits on a whole idle core (rank 0), a CPU
+ *     seen busy, or idle on a partly busy core, proves its core can offer
+ *     nothing better, so the core's remaining siblings are skipped. Before
+ *     that, idle CPUs of partly busy cores are all rank-1 candidates, and
+ *     the tie-break (reservoir: uniform) sees every one of them.
+ *   - Beyond prev's group (loehle_slow_look_elsewhere and
+ *     loehle_slow_other_wins): a group's answer is graded whole idle core,
+ *     idle (or counts as idle), sched-idle fallback, least loaded; the
+ *     caller scans the group with the most idle CPUs (or idle cores) when
+ *     the grade is a fallback (or an idle CPU on a busy core under
+ *     idle-core), and the better grade wins, prev's group on equal grades.
+ *     So under idle-first a truly idle CPU of another node beats a
+ *     sched-idle CPU of prev's node, as in the kernel, where
+ *     find_idlest_group() counts only truly idle CPUs.
  *
  * Fast path (wakeup; the kernel's select_idle_sibling, in its order):
  *   loehle_fast_begin() with prev's facts (non-zero: prev decided), then
@@ -57,26 +67,28 @@
  *     1. prev, when it counts as idle (under idle-core: and its core idle);
  *     2. a CPU of a fully idle core in the LLC (idle-core mode);
  *     3. prev, when it counts as idle;
- *     4. an SMT sibling of prev that counts as idle;
+ *     4. an SMT sibling of prev that counts as idle (idle-core mode; under
+ *        IDLE_FIRST a truly idle sibling, else the first sched-idle one);
  *     5. the first CPU in scan order that counts as idle;
- *     6. IDLE_FIRST only: the first sched-idle CPU (prev checked first);
+ *     6. IDLE_FIRST only: the first sched-idle CPU of the scan;
  *     7. prev, busy.
  *   "Counts as idle": truly idle, or sched-idle under MAINLINE, or
- *   sched-idle under WAKEE_AWARE for a wakee that is not SCHED_IDLE.
+ *   sched-idle under WAKEE_AWARE for a wakee that is not SCHED_IDLE. For
+ *   prev also sched-idle under IDLE_FIRST: seed 004 patch 1 reverts only
+ *   the scans, select_idle_sibling() still takes a sched-idle target or
+ *   prev at once. IGNORE treats sched-idle CPUs as busy everywhere.
  *   Sched-idle CPUs never form an idle core. Under idle-core mode, a core
  *   is pruned once it is seen partly busy and a fallback exists (seed 002),
- *   except prev's own core, whose siblings step 4 needs.
+ *   except prev's own core, whose siblings step 4 needs; the fallback
+ *   already beats anything such a core could offer.
  *
  * Every result carries its reason (enum loehle_reason) and the figures the
  * statistics need: CPUs examined, siblings pruned, tie-group size,
  * unpublished candidates seen, the chosen latency key and whether the
  * chosen CPU's core was idle.
  *
- * Queueing (not a placement, but a rule the BPF side and the tests share):
- *   loehle_vtime_bound() keeps a task's vtime inside its LLC's window,
- *   [clock - slice, clock + LOEHLE_MAX_LEAD_SLICES * slice], whenever it
- *   queues or stops. The lower edge is a sleeper's credit; the upper edge
- *   is the no-starvation guarantee (see scx/loehle.bpf.c's vtime_bound).
+ * Queueing and sched-idle bookkeeping have their own headers
+ * (loehle/vtime.h, loehle/sched_idle.h).
  */
 #ifndef LOEHLE_POLICY_H
 #define LOEHLE_POLICY_H
@@ -84,9 +96,6 @@
 #include "loehle/intf.h"
 
 #define LOEHLE_CORE_WORDS (LOEHLE_MAX_CPUS / 64)
-
-/* How far ahead of its LLC's clock a task's vtime may run, in slices. */
-#define LOEHLE_MAX_LEAD_SLICES 4
 
 /* What the caller knows about one CPU at the time of the scan. */
 struct loehle_cpu_facts {
@@ -112,26 +121,13 @@ struct loehle_choice {
 	__u8 core_idle;		/* the chosen CPU's whole core was idle */
 	__u8 idle_pick;		/* the chosen CPU was (counted as) idle: claim it */
 	__u8 sched_idle_pick;	/* the chosen CPU runs only SCHED_IDLE work */
-	__u8 pad;
+	__u8 si_fallback;	/* IDLE_FIRST's fallback: sched-idle, no idle CPU seen */
 };
 
 /* The kernel's reciprocal_scale(): maps a 32-bit random value into [0, n). */
 static inline __u32 loehle_reciprocal_scale(__u32 val, __u32 n)
 {
 	return (__u32)(((__u64)val * n) >> 32);
-}
-
-/*
- * The vtime a task may carry into the queue whose clock is `clock`: at most
- * one slice behind it, at most LOEHLE_MAX_LEAD_SLICES slices ahead.
- */
-static inline __u64 loehle_vtime_bound(__u64 vtime, __u64 clock, __u64 slice_ns)
-{
-	if (vtime + slice_ns < clock)
-		return clock - slice_ns;
-	if (vtime > clock + LOEHLE_MAX_LEAD_SLICES * slice_ns)
-		return clock + LOEHLE_MAX_LEAD_SLICES * slice_ns;
-	return vtime;
 }
 
 /* log2 bucket of a tie-group size: 1 -> 0, 2-3 -> 1, 4-7 -> 2, ... */
@@ -162,6 +158,19 @@ static inline int loehle_counts_idle(__u32 si_mode, int wakee_sched_idle,
 	default:	/* IDLE_FIRST keeps it as a fallback; IGNORE: busy */
 		return 0;
 	}
+}
+
+/*
+ * Does prev (the kernel's target) count as idle? As loehle_counts_idle(),
+ * and under IDLE_FIRST a sched-idle prev too: seed 004 patch 1 leaves
+ * select_idle_sibling()'s target and prev checks alone.
+ */
+static inline int loehle_prev_counts_idle(__u32 si_mode, int wakee_sched_idle,
+					  const struct loehle_cpu_facts *f)
+{
+	if (si_mode == LOEHLE_SI_IDLE_FIRST && f->sched_idle)
+		return 1;
+	return loehle_counts_idle(si_mode, wakee_sched_idle, f);
 }
 
 static inline int loehle_core_is_pruned(const __u64 *words, __u32 core)
@@ -200,7 +209,6 @@ struct loehle_slow_scan {
 	__u8 smt_idle_core;	/* idle-core mode on and SMT active */
 	__u8 wakee_sched_idle;
 	__u8 pick_core_idle;
-	__u8 decided_core_idle;
 };
 
 static inline void loehle_slow_init(struct loehle_slow_scan *s, __u32 policy,
@@ -230,7 +238,6 @@ static inline void loehle_slow_init(struct loehle_slow_scan *s, __u32 policy,
 	s->smt_idle_core = !!smt_idle_core;
 	s->wakee_sched_idle = !!wakee_sched_idle;
 	s->pick_core_idle = 0;
-	s->decided_core_idle = 0;
 }
 
 /* Should this CPU be skipped without gathering its facts? Counts the skip. */
@@ -320,6 +327,17 @@ static inline void loehle_slow_idle_candidate(struct loehle_slow_scan *s,
 	}
 }
 
+/*
+ * Seed 002's sibling pruning, kept answer-preserving: only once the pick
+ * sits on a whole idle core can a partly busy core offer nothing.
+ */
+static inline void loehle_slow_prune_partly_busy(struct loehle_slow_scan *s,
+						 __u32 core)
+{
+	if (s->smt_idle_core && s->pick >= 0 && s->min_rank == 0)
+		loehle_prune_core(s->pruned_cores, core);
+}
+
 /* Offer one CPU's facts. Returns non-zero when the scan is decided. */
 static inline int loehle_slow_step(struct loehle_slow_scan *s,
 				   const struct loehle_cpu_facts *f, __u32 rand)
@@ -335,20 +353,17 @@ static inline int loehle_slow_step(struct loehle_slow_scan *s,
 		switch (s->si_mode) {
 		case LOEHLE_SI_MAINLINE:
 			s->decided = f->cpu;
-			s->decided_core_idle = 0;	/* never an idle core */
 			return 1;
 		case LOEHLE_SI_WAKEE_AWARE:
 			if (!s->wakee_sched_idle) {
 				s->decided = f->cpu;
-				s->decided_core_idle = 0;	/* never an idle core */
 				return 1;
 			}
 			break;
 		case LOEHLE_SI_IDLE_FIRST:
 			if (s->pick < 0 && s->si_cpu < 0)
 				s->si_cpu = f->cpu;
-			if (s->smt_idle_core && s->pick >= 0)
-				loehle_prune_core(s->pruned_cores, f->core);
+			loehle_slow_prune_partly_busy(s, f->core);
 			return 0;
 		default:
 			break;
@@ -357,14 +372,13 @@ static inline int loehle_slow_step(struct loehle_slow_scan *s,
 
 	if (f->idle) {
 		loehle_slow_idle_candidate(s, f, rand);
-		if (s->smt_idle_core && !f->core_idle)
-			loehle_prune_core(s->pruned_cores, f->core);
+		if (!f->core_idle)
+			loehle_slow_prune_partly_busy(s, f->core);
 		return 0;
 	}
 
 	/* Busy. */
-	if (s->smt_idle_core && s->pick >= 0)
-		loehle_prune_core(s->pruned_cores, f->core);
+	loehle_slow_prune_partly_busy(s, f->core);
 	if (s->pick < 0 && s->si_cpu < 0 && f->load < s->min_load) {
 		s->min_load = f->load;
 		s->least_loaded = f->cpu;
@@ -395,7 +409,7 @@ static inline void loehle_choice_init(struct loehle_choice *c, __u32 examined,
 	c->idle_pick = idle_pick;
 	c->sched_idle_pick = 0;
 	c->core_idle = 0;
-	c->pad = 0;
+	c->si_fallback = 0;
 }
 
 static inline void loehle_slow_result(const struct loehle_slow_scan *s,
@@ -407,8 +421,7 @@ static inline void loehle_slow_result(const struct loehle_slow_scan *s,
 		c->cpu = s->decided;
 		c->reason = LOEHLE_REASON_SCHED_IDLE;
 		c->idle_pick = 1;
-		c->sched_idle_pick = 1;
-		c->core_idle = s->decided_core_idle;
+		c->sched_idle_pick = 1;	/* a sched-idle CPU is never an idle core */
 	} else if (s->pick >= 0) {
 		c->cpu = s->pick;
 		c->reason = LOEHLE_REASON_SHALLOWEST;
@@ -421,10 +434,57 @@ static inline void loehle_slow_result(const struct loehle_slow_scan *s,
 		c->reason = LOEHLE_REASON_SCHED_IDLE;
 		c->idle_pick = 1;
 		c->sched_idle_pick = 1;
+		c->si_fallback = 1;
 	} else {
 		c->cpu = s->least_loaded;
 		c->reason = LOEHLE_REASON_LEAST_LOADED;
 	}
+}
+
+/*
+ * Grade of a slow-path answer, lower is better: 0 a CPU of a whole idle
+ * core (idle-core mode), 1 an idle CPU or one that counts as idle, 2
+ * IDLE_FIRST's sched-idle fallback, 3 least loaded.
+ */
+static inline __u32 loehle_slow_grade(const struct loehle_choice *c,
+				      int smt_idle_core)
+{
+	if (c->reason == LOEHLE_REASON_LEAST_LOADED)
+		return 3;
+	if (c->si_fallback)
+		return 2;
+	if (smt_idle_core && c->reason == LOEHLE_REASON_SHALLOWEST && c->core_idle)
+		return 0;
+	return 1;
+}
+
+enum loehle_group_search {
+	LOEHLE_GROUP_STAY	= 0,	/* prev's group answered well enough */
+	LOEHLE_GROUP_IDLE_CPUS	= 1,	/* the group with the most idle CPUs */
+	LOEHLE_GROUP_IDLE_CORES	= 2,	/* the group with the most idle cores */
+};
+
+/* After prev's group: which other group, if any, the fork should try. */
+static inline __u32 loehle_slow_look_elsewhere(const struct loehle_choice *c,
+					       int smt_idle_core)
+{
+	__u32 grade = loehle_slow_grade(c, smt_idle_core);
+
+	if (grade >= 2)
+		return LOEHLE_GROUP_IDLE_CPUS;
+	/* Seed 002 across groups: only partly busy cores here. */
+	if (smt_idle_core && c->reason == LOEHLE_REASON_SHALLOWEST && grade == 1)
+		return LOEHLE_GROUP_IDLE_CORES;
+	return LOEHLE_GROUP_STAY;
+}
+
+/* Does the other group's answer beat prev's group's? Ties stay home. */
+static inline int loehle_slow_other_wins(const struct loehle_choice *home,
+					 const struct loehle_choice *other,
+					 int smt_idle_core)
+{
+	return loehle_slow_grade(other, smt_idle_core) <
+	       loehle_slow_grade(home, smt_idle_core);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -438,7 +498,8 @@ struct loehle_fast_scan {
 	__u32 pruned;
 	__s32 prev;
 	__s32 idle_core_cpu;
-	__s32 prev_sibling;
+	__s32 prev_sibling;	/* counts as idle (truly idle under IDLE_FIRST) */
+	__s32 prev_sibling_si;	/* IDLE_FIRST: first sched-idle sibling */
 	__s32 idle_cpu;
 	__s32 si_cpu;
 	__u8 smt_idle_core;
@@ -471,6 +532,7 @@ static inline int loehle_fast_begin(struct loehle_fast_scan *s, __u32 si_mode,
 	s->pruned = 0;
 	s->idle_core_cpu = -1;
 	s->prev_sibling = -1;
+	s->prev_sibling_si = -1;
 	s->idle_cpu = -1;
 	s->si_cpu = -1;
 	s->idle_cpu_truly_idle = 0;
@@ -479,10 +541,7 @@ static inline int loehle_fast_begin(struct loehle_fast_scan *s, __u32 si_mode,
 	s->prev_truly_idle = prev->idle;
 	s->prev_core_idle = prev->idle && prev->core_idle;
 	s->prev_counts_idle = prev->allowed &&
-			      loehle_counts_idle(si_mode, wakee_sched_idle, prev);
-	if (si_mode == LOEHLE_SI_IDLE_FIRST && prev->allowed &&
-	    prev->sched_idle && !prev->idle)
-		s->si_cpu = prev->cpu;
+			      loehle_prev_counts_idle(si_mode, wakee_sched_idle, prev);
 	s->prev_decided = s->prev_counts_idle &&
 			  (!s->smt_idle_core || s->prev_core_idle);
 	return s->prev_decided;
@@ -492,7 +551,7 @@ static inline int loehle_fast_begin(struct loehle_fast_scan *s, __u32 si_mode,
 static inline int loehle_fast_offer(struct loehle_fast_scan *s,
 				    const struct loehle_cpu_facts *f)
 {
-	int counts, fallback;
+	int counts, fallback, si_only;
 
 	if (s->prev_decided || s->idle_core_cpu >= 0)
 		return 1;
@@ -511,10 +570,14 @@ static inline int loehle_fast_offer(struct loehle_fast_scan *s,
 	}
 
 	counts = loehle_counts_idle(s->si_mode, s->wakee_sched_idle, f);
-	if (counts && s->smt_idle_core && f->core == s->prev_core &&
-	    s->prev_sibling < 0) {
-		s->prev_sibling = f->cpu;
-		s->prev_sibling_truly_idle = f->idle;
+	si_only = s->si_mode == LOEHLE_SI_IDLE_FIRST && f->sched_idle && !f->idle;
+	if (s->smt_idle_core && f->core == s->prev_core) {
+		if (counts && s->prev_sibling < 0) {
+			s->prev_sibling = f->cpu;
+			s->prev_sibling_truly_idle = f->idle;
+		}
+		if (si_only && s->prev_sibling_si < 0)
+			s->prev_sibling_si = f->cpu;
 	}
 	if (counts && s->idle_cpu < 0) {
 		s->idle_cpu = f->cpu;
@@ -524,8 +587,7 @@ static inline int loehle_fast_offer(struct loehle_fast_scan *s,
 		if (!s->smt_idle_core)
 			return 1;
 	}
-	if (s->si_mode == LOEHLE_SI_IDLE_FIRST && s->si_cpu < 0 &&
-	    f->sched_idle && !f->idle)
+	if (si_only && s->si_cpu < 0)
 		s->si_cpu = f->cpu;
 
 	/* Seed 002: a partly busy core, once a fallback exists, is done. */
@@ -562,6 +624,8 @@ static inline void loehle_fast_result(const struct loehle_fast_scan *s,
 	else if (s->prev_sibling >= 0)
 		loehle_fast_take(c, s->prev_sibling, s->prev_sibling_truly_idle,
 				 LOEHLE_REASON_SMT_SIBLING, 0);
+	else if (s->prev_sibling_si >= 0)
+		loehle_fast_take(c, s->prev_sibling_si, 0, LOEHLE_REASON_SCHED_IDLE, 0);
 	else if (s->idle_cpu >= 0)
 		loehle_fast_take(c, s->idle_cpu, s->idle_cpu_truly_idle,
 				 LOEHLE_REASON_IDLE_CPU, s->idle_cpu_core_idle);

@@ -961,35 +961,71 @@ TEST(PolicySlowIdleFirst, NoLoadComparisonAfterSchedIdleFallback) {
   EXPECT_EQ(s.min_load, 50u);
 }
 
-// seed 004 patch 1 __select_idle_cpu: idle returns, sched-idle is remembered.
-TEST(PolicyFastIdleFirst, IdleCpuBeatsSchedIdlePrevAndEarlierSchedIdle) {
+// seed 004 patch 1 reverts only the scans: select_idle_sibling() still
+// takes a target or prev that is sched_idle_cpu() at once, whatever idle
+// CPU the LLC holds.
+TEST(PolicyFastIdleFirst, SchedIdlePrevTakenAtOnce) {
+  for (bool wakee_si : {false, true}) {
+    FastCfg cfg;
+    cfg.si = LOEHLE_SI_IDLE_FIRST;
+    cfg.wakee_si = wakee_si;
+    loehle_choice c = Fast(cfg, 0, {Cpu(0).SchedIdle(), Cpu(1).Idle()});
+    EXPECT_EQ(c.cpu, 0) << wakee_si;
+    EXPECT_EQ(c.reason, LOEHLE_REASON_SCHED_IDLE);
+    EXPECT_EQ(c.sched_idle_pick, 1);
+    EXPECT_EQ(c.idle_pick, 1);
+    EXPECT_EQ(c.examined, 1u);
+  }
+}
+
+// seed 004 patch 1 __select_idle_cpu: an idle CPU returns at once, a
+// sched-idle one is only remembered.
+TEST(PolicyFastIdleFirst, ScanIdleCpuBeatsEarlierSchedIdle) {
   FastCfg cfg;
   cfg.si = LOEHLE_SI_IDLE_FIRST;
   loehle_choice c = Fast(
       cfg, 0,
-      {Cpu(0).SchedIdle(), Cpu(1).SchedIdle(), Cpu(2).Load(1), Cpu(3).Idle()});
+      {Cpu(0).Load(1), Cpu(1).SchedIdle(), Cpu(2).Load(1), Cpu(3).Idle()});
   EXPECT_EQ(c.cpu, 3);
   EXPECT_EQ(c.reason, LOEHLE_REASON_IDLE_CPU);
   EXPECT_EQ(c.sched_idle_pick, 0);
   EXPECT_EQ(c.examined, 4u);
 }
 
-// seed 004 patch 1: no idle CPU -> the sched-idle fallback, prev first.
-TEST(PolicyFastIdleFirst, SchedIdleFallbackPrevFirstThenScanOrder) {
+// seed 004 patch 1 select_idle_cpu: "if (--nr <= 0) return idle_cpu;" --
+// no idle CPU in the LLC, the first sched-idle one in scan order.
+TEST(PolicyFastIdleFirst, SchedIdleFallbackInScanOrder) {
   FastCfg cfg;
   cfg.si = LOEHLE_SI_IDLE_FIRST;
-  loehle_choice prev =
-      Fast(cfg, 0, {Cpu(0).SchedIdle(), Cpu(1).SchedIdle(), Cpu(2).Load(1)});
-  EXPECT_EQ(prev.cpu, 0);
-  EXPECT_EQ(prev.reason, LOEHLE_REASON_SCHED_IDLE);
-  EXPECT_EQ(prev.sched_idle_pick, 1);
-  EXPECT_EQ(prev.idle_pick, 1);
   loehle_choice scan = Fast(
       cfg, 0,
       {Cpu(0).Load(1), Cpu(1).Load(1), Cpu(2).SchedIdle(), Cpu(3).SchedIdle()});
   EXPECT_EQ(scan.cpu, 2);
   EXPECT_EQ(scan.reason, LOEHLE_REASON_SCHED_IDLE);
+  EXPECT_EQ(scan.sched_idle_pick, 1);
   EXPECT_EQ(scan.examined, 4u);
+}
+
+// seed 004 patch 1 select_idle_smt(): a truly idle sibling of prev first,
+// else the first sched-idle sibling, before the LLC scan's idle CPUs.
+TEST(PolicyFastIdleFirst, SiblingIdleFirstThenSchedIdleSibling) {
+  FastCfg cfg;
+  cfg.si = LOEHLE_SI_IDLE_FIRST;
+  cfg.smt = true;
+  // prev 0 busy; its core {0,1,2} (3 threads) holds a sched-idle 1 and an
+  // idle 2; CPU 3 is idle on a busy core {3,4}.
+  Cpus llc = {Cpu(0).Load(1).Core(0), Cpu(1).SchedIdle().Core(0),
+              Cpu(2).Idle().Core(0), Cpu(3).Idle().Core(3),
+              Cpu(4).Load(1).Core(3)};
+  loehle_choice c = Fast(cfg, 0, WithCoreIdle(llc));
+  EXPECT_EQ(c.cpu, 2);
+  EXPECT_EQ(c.reason, LOEHLE_REASON_SMT_SIBLING);
+  // Without the idle sibling, the sched-idle sibling beats CPU 3.
+  llc[2] = Cpu(2).Load(1).Core(0);
+  c = Fast(cfg, 0, WithCoreIdle(llc));
+  EXPECT_EQ(c.cpu, 1);
+  EXPECT_EQ(c.reason, LOEHLE_REASON_SCHED_IDLE);
+  EXPECT_EQ(c.sched_idle_pick, 1);
 }
 
 // ---------------------------------------------------------------------------
@@ -1066,8 +1102,9 @@ TEST(PolicySlowSmt, IdleCoreBeatsEarlierIdleCpuWithBusySibling) {
   EXPECT_EQ(o.pruned, 0u);
 }
 
-// seed 002: no idle core -> the first idle CPU remains the fallback.
-TEST(PolicySlowSmt, KeepsFirstIdleCpuWhenNoIdleCore) {
+// The pinned-hog layout of issue 10: a busy thread on every core (CPUs 0,
+// 2, 4, 6), so no core is idle and every idle odd CPU has the same key.
+Cpus OneBusyThreadPerCore() {
   Cpus cpus;
   for (int i = 0; i < 8; ++i) {
     Cpu c(i);
@@ -1078,17 +1115,40 @@ TEST(PolicySlowSmt, KeepsFirstIdleCpuWhenNoIdleCore) {
       c.Load(1);
     cpus.push_back(c);
   }
-  loehle_choice c = Slow(SmtSlow(), WithCoreIdle(cpus));
+  return WithCoreIdle(cpus);
+}
+
+// seed 002: no idle core -> the first idle CPU remains FIRST's fallback.
+TEST(PolicySlowSmt, KeepsFirstIdleCpuWhenNoIdleCore) {
+  loehle_choice c = Slow(SmtSlow(), OneBusyThreadPerCore());
   EXPECT_EQ(c.cpu, 1);
   EXPECT_EQ(c.reason, LOEHLE_REASON_SHALLOWEST);
   EXPECT_EQ(c.core_idle, 0);
+  EXPECT_EQ(c.ties, 4u);
+  EXPECT_EQ(c.pruned, 0u);
 }
 
-// seed 002 pruning, adjacent siblings: a busy CPU after the fallback prunes
-// its sibling; an idle CPU on a busy core prunes its own siblings.
+// seed 002 + seed 000 patch 2: pruning may save work, never change the
+// answer. With no whole idle core every allowed idle CPU with the best key
+// is a reservoir candidate: uniform over 1, 3, 5, 7 exactly as with SMT
+// preference off (seen in the kernel before this rule: [0 289 0 130 0 15 0 5]).
+TEST(PolicySlowSmt, ReservoirUniformOverPartlyBusyCoresWhenNoIdleCore) {
+  const int kTrials = 40000;
+  for (bool smt : {true, false}) {
+    SlowCfg cfg = SmtSlow(LOEHLE_POLICY_RESERVOIR);
+    cfg.smt = smt;
+    auto hist = SlowHistogram(cfg, OneBusyThreadPerCore(), kTrials);
+    EXPECT_LT(ChiSquareUniform(hist, {1, 3, 5, 7}, kTrials),
+              ChiSquareCritical(3))
+        << "smt " << smt;
+  }
+}
+
+// seed 002 pruning, adjacent siblings, once the pick is on an idle core: a
+// busy CPU prunes its siblings, and so does an idle CPU on a busy core.
 TEST(PolicySlowSmt, PruneCountsAdjacentSiblings) {
-  // core 0: idle/busy, core 2: busy/idle, core 4: busy/busy, core 6: idle.
-  const bool idle[8] = {true, false, false, true, false, false, true, true};
+  // core 0: idle/idle, core 2: idle/busy, core 4: busy/idle, core 6: busy.
+  const bool idle[8] = {true, true, true, false, false, true, false, false};
   Cpus cpus;
   for (int i = 0; i < 8; ++i) {
     Cpu c(i);
@@ -1100,9 +1160,9 @@ TEST(PolicySlowSmt, PruneCountsAdjacentSiblings) {
     cpus.push_back(c);
   }
   loehle_choice c = Slow(SmtSlow(), WithCoreIdle(cpus));
-  // 0 examined (prunes core 0), 1 pruned, 2 examined (prunes 2), 3 pruned,
-  // 4 examined (prunes 4), 5 pruned, 6 and 7 examined (idle core, tie).
-  EXPECT_EQ(c.cpu, 6);
+  // 0, 1 examined (idle core, tie); 2 examined (prunes 3); 4 examined
+  // (prunes 5); 6 examined (prunes 7).
+  EXPECT_EQ(c.cpu, 0);
   EXPECT_EQ(c.examined, 5u);
   EXPECT_EQ(c.pruned, 3u);
   EXPECT_EQ(c.ties, 2u);
@@ -1111,9 +1171,9 @@ TEST(PolicySlowSmt, PruneCountsAdjacentSiblings) {
 
 // seed 002 pruning, x86 interleaved siblings 0/4, 1/5, 2/6, 3/7.
 TEST(PolicySlowSmt, PruneCountsInterleavedSiblings) {
-  // core 0: 0 idle, 4 busy; core 1: 1 busy, 5 idle; core 2: 2, 6 idle;
+  // core 0: 0, 4 idle; core 1: 1 idle, 5 busy; core 2: 2 busy, 6 idle;
   // core 3: 3, 7 busy.
-  const bool idle[8] = {true, false, true, false, false, true, true, false};
+  const bool idle[8] = {true, true, false, false, true, false, true, false};
   Cpus cpus;
   for (int i = 0; i < 8; ++i) {
     Cpu c(i);
@@ -1126,19 +1186,19 @@ TEST(PolicySlowSmt, PruneCountsInterleavedSiblings) {
   }
   cpus = WithCoreIdle(cpus);
   loehle_choice c = Slow(SmtSlow(), cpus);
-  EXPECT_EQ(c.cpu, 2);
-  EXPECT_EQ(c.examined, 5u);  // 0, 1, 2, 3, 6
-  EXPECT_EQ(c.pruned, 3u);    // 4, 5, 7
+  EXPECT_EQ(c.cpu, 0);
+  EXPECT_EQ(c.examined, 5u);  // 0, 1, 2, 3, 4
+  EXPECT_EQ(c.pruned, 3u);    // 5, 6, 7
   EXPECT_EQ(c.ties, 2u);
   auto hist = SlowHistogram(SmtSlow(LOEHLE_POLICY_RESERVOIR), cpus, 20000);
   EXPECT_EQ(hist.size(), 2u);
-  EXPECT_GT(hist[2], 9000);
-  EXPECT_GT(hist[6], 9000);
+  EXPECT_GT(hist[0], 9000);
+  EXPECT_GT(hist[4], 9000);
 }
 
-// seed 002: before any fallback exists a busy CPU does not prune (its
-// sibling may be the only idle CPU).
-TEST(PolicySlowSmt, BusyCpuBeforeAnyFallbackDoesNotPrune) {
+// Before the pick is on an idle core nothing is pruned: a busy CPU's
+// sibling may be the only idle CPU, or a candidate of the tie group.
+TEST(PolicySlowSmt, NoPruningBeforeAnIdleCore) {
   Cpus cpus;
   for (int i = 0; i < 8; ++i) {
     Cpu c(i);
@@ -1150,11 +1210,9 @@ TEST(PolicySlowSmt, BusyCpuBeforeAnyFallbackDoesNotPrune) {
     cpus.push_back(c);
   }
   loehle_choice c = Slow(SmtSlow(), WithCoreIdle(cpus));
-  // 0 busy: no fallback yet, no prune; 1 idle: pick, prunes core 0 (done);
-  // 2, 4, 6 busy prune 3, 5, 7.
   EXPECT_EQ(c.cpu, 1);
-  EXPECT_EQ(c.examined, 5u);
-  EXPECT_EQ(c.pruned, 3u);
+  EXPECT_EQ(c.examined, 8u);
+  EXPECT_EQ(c.pruned, 0u);
   // All busy: nothing is ever pruned and the least-loaded CPU is found.
   Cpus busy;
   for (int i = 0; i < 8; ++i)
@@ -1166,20 +1224,33 @@ TEST(PolicySlowSmt, BusyCpuBeforeAnyFallbackDoesNotPrune) {
   EXPECT_EQ(b.reason, LOEHLE_REASON_LEAST_LOADED);
 }
 
-// seed 002: an idle CPU on a partly busy core speaks for its core; its idle
-// siblings are pruned and never join the rank-1 tie group.
-TEST(PolicySlowSmt, IdleCpuOnBusyCorePrunesItsSiblings) {
+// Idle CPUs of a partly busy core all join the rank-1 tie group while no
+// idle core is known; once one is the pick, such a core is skipped.
+TEST(PolicySlowSmt, PartlyBusyCoreJoinsTieGroupUntilAnIdleCore) {
   // 4 threads per core: core 0 = {0,1,2,3} with 3 busy; core 4 all busy.
   Cpus cpus = {
       Cpu(0).Core(0).Idle().Latency(1), Cpu(1).Core(0).Idle().Latency(1),
       Cpu(2).Core(0).Idle().Latency(1), Cpu(3).Core(0).Load(1),
       Cpu(4).Core(4).Load(1),           Cpu(5).Core(4).Load(1),
       Cpu(6).Core(4).Load(1),           Cpu(7).Core(4).Load(1)};
-  loehle_choice c = Slow(SmtSlow(LOEHLE_POLICY_RESERVOIR), WithCoreIdle(cpus));
-  EXPECT_EQ(c.cpu, 0);
-  EXPECT_EQ(c.examined, 2u);  // 0 and 4
-  EXPECT_EQ(c.pruned, 6u);    // 1, 2, 3 and 5, 6, 7
-  EXPECT_EQ(c.ties, 1u);
+  cpus = WithCoreIdle(cpus);
+  loehle_choice c = Slow(SmtSlow(LOEHLE_POLICY_RESERVOIR), cpus);
+  EXPECT_EQ(c.examined, 8u);
+  EXPECT_EQ(c.pruned, 0u);
+  EXPECT_EQ(c.ties, 3u);
+  const int kTrials = 30000;
+  auto hist = SlowHistogram(SmtSlow(LOEHLE_POLICY_RESERVOIR), cpus, kTrials);
+  EXPECT_LT(ChiSquareUniform(hist, {0, 1, 2}, kTrials), ChiSquareCritical(2));
+  // The same cores behind a whole idle core {8, 9}: every CPU of core 0
+  // after the first, and of core 4 after the first, is skipped.
+  Cpus behind = {Cpu(8).Core(8).Idle().Latency(1),
+                 Cpu(9).Core(8).Idle().Latency(1)};
+  behind.insert(behind.end(), cpus.begin(), cpus.end());
+  loehle_choice b = Slow(SmtSlow(LOEHLE_POLICY_RESERVOIR), WithCoreIdle(behind));
+  EXPECT_TRUE(b.cpu == 8 || b.cpu == 9) << b.cpu;
+  EXPECT_EQ(b.examined, 4u);  // 8, 9, 0, 4
+  EXPECT_EQ(b.pruned, 6u);
+  EXPECT_EQ(b.ties, 2u);
 }
 
 // seed 002 key: (core rank, exit latency) -- rank first.
@@ -1226,52 +1297,123 @@ TEST(PolicySlowSmt, ReservoirUniformAmongIdleCoreCpusOfEqualLatency) {
 
 // seed 002 pruning with core ids across the 64-bit words of the bitmap.
 TEST(PolicySlowSmt, PruningAcrossWordBoundariesUpTo512Cpus) {
-  // Adjacent pairs over 512 CPUs: CPU 0 idle with busy sibling (fallback),
-  // every later pair busy except the last core {510, 511}, fully idle.
+  // Adjacent pairs over 512 CPUs: core {0, 1} fully idle (the pick), every
+  // later pair busy except the last core {510, 511}, fully idle.
   Cpus adj;
   for (int i = 0; i < 512; ++i) {
     Cpu c(i);
     c.Core(AdjacentCore(i));
-    if (i == 0 || i >= 510)
+    if (i <= 1 || i >= 510)
       c.Idle().Latency(2);
     else
       c.Load(1);
     adj.push_back(c);
   }
   loehle_choice a = Slow(SmtSlow(), WithCoreIdle(adj));
-  EXPECT_EQ(a.cpu, 510);
-  EXPECT_EQ(a.examined, 1u + 254u + 2u);
-  EXPECT_EQ(a.pruned, 1u + 254u);
-  EXPECT_EQ(a.ties, 2u);
-  // Interleaved halves: CPU i and i + 256 share core i.
+  EXPECT_EQ(a.cpu, 0);
+  EXPECT_EQ(a.examined, 2u + 254u + 2u);
+  EXPECT_EQ(a.pruned, 254u);
+  EXPECT_EQ(a.ties, 4u);
+  // Interleaved halves: CPU i and i + 256 share core i; core 0 idle.
   Cpus inter;
   for (int i = 0; i < 512; ++i) {
     Cpu c(i);
     c.Core(static_cast<uint32_t>(i % 256));
-    if (i == 0 || i == 255 || i == 511)
+    if (i == 0 || i == 256 || i == 255)
       c.Idle().Latency(2);
     else
       c.Load(1);
     inter.push_back(c);
   }
   loehle_choice b = Slow(SmtSlow(), WithCoreIdle(inter));
-  EXPECT_EQ(b.cpu, 255);
-  EXPECT_EQ(b.examined, 257u);  // 0..255 and 511
-  EXPECT_EQ(b.pruned, 255u);    // 256..510
-  // Explicit core ids on both sides of every word boundary up to 511.
-  Cpus edges = {Cpu(0).Core(0).Idle().Latency(1)};
+  EXPECT_EQ(b.cpu, 0);
+  EXPECT_EQ(b.examined, 257u);  // 0..256
+  EXPECT_EQ(b.pruned, 255u);    // 257..511
+  EXPECT_EQ(b.ties, 2u);
+  // Explicit core ids on both sides of every word boundary up to 511,
+  // behind a whole idle core 0.
+  Cpus edges = {Cpu(0).Core(0).Idle().Latency(5).CoreIdle()};
   int id = 1;
   for (uint32_t core : {63u, 64u, 127u, 128u, 447u, 448u, 510u, 511u}) {
     edges.push_back(Cpu(id++).Core(core).Load(1));
   }
   for (uint32_t core : {63u, 64u, 127u, 128u, 447u, 448u, 510u, 511u}) {
-    edges.push_back(Cpu(id++).Core(core).Idle().Latency(0));
+    edges.push_back(Cpu(id++).Core(core).Idle().Latency(0).CoreIdle());
   }
-  edges.push_back(Cpu(id++).Core(509).Idle().Latency(0));
-  loehle_choice e = Slow(SmtSlow(), edges);  // core_idle 0 everywhere
+  edges.push_back(Cpu(id++).Core(509).Idle().Latency(0).CoreIdle());
+  loehle_choice e = Slow(SmtSlow(), edges);
   EXPECT_EQ(e.pruned, 8u);
   EXPECT_EQ(e.examined, 10u);
   EXPECT_EQ(e.cpu, id - 1);  // core 509 was never pruned, latency 0 wins
+}
+
+// ---------------------------------------------------------------------------
+// Slow path beyond prev's group: the kernel's find_idlest_group() counts
+// truly idle CPUs, so a group with idle CPUs beats one with only sched-idle
+// or busy ones; seed 002's preference applies across groups too.
+
+// seed 004 patch 1 on fork: a truly idle CPU in another node beats a
+// sched-idle CPU in prev's node (the RFC's slow path never stops at one).
+TEST(PolicySlowGroups, IdleFirstLeavesAGroupOfOnlySchedIdleCpus) {
+  SlowCfg cfg = SiMode(LOEHLE_SI_IDLE_FIRST, false);
+  loehle_choice home = Slow(cfg, {Cpu(0).SchedIdle(), Cpu(1).Load(1)});
+  ASSERT_EQ(home.reason, LOEHLE_REASON_SCHED_IDLE);
+  EXPECT_EQ(home.si_fallback, 1);
+  EXPECT_EQ(loehle_slow_look_elsewhere(&home, 0),
+            static_cast<uint32_t>(LOEHLE_GROUP_IDLE_CPUS));
+  loehle_choice other = Slow(cfg, {Cpu(4).Load(1), Cpu(5).Idle().Latency(9)});
+  EXPECT_TRUE(loehle_slow_other_wins(&home, &other, 0));
+  // Another group with nothing idle either: the sched-idle CPU stays.
+  loehle_choice busy = Slow(cfg, {Cpu(4).Load(0), Cpu(5).Load(0)});
+  EXPECT_FALSE(loehle_slow_other_wins(&home, &busy, 0));
+}
+
+// mainline and wakee-aware return a sched-idle CPU at once (the kernel's
+// "if (choose_sched_idle_rq(rq, p)) return i;"): the fork stays home.
+TEST(PolicySlowGroups, CountsAsIdleStaysHome) {
+  for (uint32_t mode : {LOEHLE_SI_MAINLINE, LOEHLE_SI_WAKEE_AWARE}) {
+    loehle_choice home =
+        Slow(SiMode(mode, false), {Cpu(0).SchedIdle(), Cpu(1).Load(1)});
+    EXPECT_EQ(home.si_fallback, 0) << mode;
+    EXPECT_EQ(loehle_slow_look_elsewhere(&home, 0),
+              static_cast<uint32_t>(LOEHLE_GROUP_STAY))
+        << mode;
+  }
+}
+
+// No idle CPU (ignore: sched-idle CPUs are busy): the group with the most
+// idle CPUs; an equally bad answer there leaves the fork at home.
+TEST(PolicySlowGroups, LeastLoadedLooksForIdleCpus) {
+  SlowCfg cfg = SiMode(LOEHLE_SI_IGNORE, false);
+  loehle_choice home = Slow(cfg, {Cpu(0).SchedIdle().Load(1), Cpu(1).Load(2)});
+  ASSERT_EQ(home.reason, LOEHLE_REASON_LEAST_LOADED);
+  EXPECT_EQ(loehle_slow_look_elsewhere(&home, 0),
+            static_cast<uint32_t>(LOEHLE_GROUP_IDLE_CPUS));
+  loehle_choice other = Slow(cfg, {Cpu(4).Load(0)});
+  EXPECT_FALSE(loehle_slow_other_wins(&home, &other, 0));
+  loehle_choice idle = Slow(cfg, {Cpu(4).Idle()});
+  EXPECT_TRUE(loehle_slow_other_wins(&home, &idle, 0));
+}
+
+// seed 002 across groups: only partly busy cores at home, a whole idle core
+// elsewhere wins; another partly busy core does not.
+TEST(PolicySlowGroups, IdleCoreElsewhereBeatsBusySiblingAtHome) {
+  Cpus home_cpus = WithCoreIdle({Cpu(0).Core(0).Idle(), Cpu(1).Core(0).Load(1)});
+  loehle_choice home = Slow(SmtSlow(), home_cpus);
+  EXPECT_EQ(loehle_slow_look_elsewhere(&home, 1),
+            static_cast<uint32_t>(LOEHLE_GROUP_IDLE_CORES));
+  loehle_choice core =
+      Slow(SmtSlow(), WithCoreIdle({Cpu(4).Core(4).Idle(), Cpu(5).Core(4).Idle()}));
+  EXPECT_TRUE(loehle_slow_other_wins(&home, &core, 1));
+  loehle_choice partly = Slow(SmtSlow(), home_cpus);
+  EXPECT_FALSE(loehle_slow_other_wins(&home, &partly, 1));
+  // SMT preference off: an idle CPU is as good as it gets.
+  EXPECT_EQ(loehle_slow_look_elsewhere(&home, 0),
+            static_cast<uint32_t>(LOEHLE_GROUP_STAY));
+  EXPECT_FALSE(loehle_slow_other_wins(&home, &core, 0));
+  // A whole idle core at home stays home.
+  EXPECT_EQ(loehle_slow_look_elsewhere(&core, 1),
+            static_cast<uint32_t>(LOEHLE_GROUP_STAY));
 }
 
 // ---------------------------------------------------------------------------
@@ -1452,29 +1594,6 @@ TEST(PolicyFastOrder, SingleCpuLlc) {
   EXPECT_EQ(busy.cpu, 5);
   EXPECT_EQ(busy.reason, LOEHLE_REASON_PREV_BUSY);
   EXPECT_EQ(busy.examined, 1u);
-}
-
-// Queueing: the vtime window. Regression for the 34 s SCHED_IDLE stall: a
-// task whose vtime was measured against another LLC's clock (seconds
-// ahead) must queue at most LOEHLE_MAX_LEAD_SLICES slices ahead here.
-TEST(QueueVtimeBound, WindowAroundTheClock) {
-  constexpr uint64_t kSlice = 5'000'000;
-  constexpr uint64_t kClock = 1'000 * kSlice;
-  constexpr uint64_t kLead = LOEHLE_MAX_LEAD_SLICES * kSlice;
-  // Inside the window: unchanged, edges included.
-  EXPECT_EQ(loehle_vtime_bound(kClock, kClock, kSlice), kClock);
-  EXPECT_EQ(loehle_vtime_bound(kClock - kSlice, kClock, kSlice), kClock - kSlice);
-  EXPECT_EQ(loehle_vtime_bound(kClock + kLead, kClock, kSlice), kClock + kLead);
-  // A long sleeper keeps one slice of credit.
-  EXPECT_EQ(loehle_vtime_bound(0, kClock, kSlice), kClock - kSlice);
-  EXPECT_EQ(loehle_vtime_bound(kClock - kSlice - 1, kClock, kSlice), kClock - kSlice);
-  // Weight 1 pays 100 slices per slice run; another LLC's clock may be far
-  // ahead: both end at the lead bound.
-  EXPECT_EQ(loehle_vtime_bound(kClock + 100 * kSlice, kClock, kSlice), kClock + kLead);
-  EXPECT_EQ(loehle_vtime_bound(kClock + 7'000'000'000ull, kClock, kSlice), kClock + kLead);
-  // A young clock (below one slice) never underflows.
-  EXPECT_EQ(loehle_vtime_bound(0, kSlice / 2, kSlice), 0u);
-  EXPECT_EQ(loehle_vtime_bound(9 * kSlice, 0, kSlice), kLead);
 }
 
 }  // namespace

@@ -5,6 +5,10 @@
 #
 #   tests/vm/ctest-vm.sh KERNEL BUILD_DIR [CASE...]
 #
+# LOEHLE_VM_NODES=1 boots the same 8 CPUs as one node and one LLC (the flat
+# layout of the seeds' single-group experiments). Cases named flat_* need
+# it and run only there; every other case runs only on the 2-node layout.
+#
 # Kernel panics: multi-threaded TCG occasionally executes a stale copy of
 # kernel text while the guest patches a static key (an "Oops: int3" in
 # whatever function was being patched; seen at boot and, often enough to
@@ -26,7 +30,9 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 [[ $# -ge 2 ]] || { echo "usage: $0 KERNEL BUILD_DIR [CASE...]" >&2; exit 2; }
 kernel=$1 build=$2
 shift 2
+nodes=${LOEHLE_VM_NODES:-2}
 results=$build/vm-results/${kernel//\//_}
+[[ $nodes == 2 ]] || results=$results-nodes$nodes
 rm -rf "$results"
 mkdir -p "$results"
 
@@ -35,7 +41,8 @@ export LOEHLE_VM_TCG_THREADS=${LOEHLE_VM_TCG_THREADS:-single}
 if [[ $# -gt 0 ]]; then
 	cases=("$@")
 else
-	mapfile -t cases < <(cat tests/vm/cases/*.sh | sed -n 's/^case_\([A-Za-z0-9_]*\)[ ]*().*/\1/p')
+	mapfile -t cases < <(cat tests/vm/cases/*.sh | sed -n 's/^case_\([A-Za-z0-9_]*\)[ ]*().*/\1/p' |
+		if [[ $nodes == 1 ]]; then grep '^flat_'; else grep -v '^flat_'; fi)
 fi
 [[ ${#cases[@]} -gt 0 ]] || { echo "ctest-vm: no cases found" >&2; exit 1; }
 
@@ -52,7 +59,7 @@ while [[ ${#remaining[@]} -gt 0 ]]; do
 	boot=$((boot + 1))
 	tap=$results/tap.boot$boot.txt
 	# shellcheck disable=SC2086
-	scripts/vm --kernel "$kernel" --cpus 8 --smt 2 --nodes 2 --build "$build" \
+	scripts/vm --kernel "$kernel" --cpus 8 --smt 2 --nodes "$nodes" --build "$build" \
 		--timeout "${LOEHLE_VM_TIMEOUT:-900}" --out "$results" \
 		--console "$results/console.boot$boot.log" \
 		${LOEHLE_VM_ARGS:-} -- sh tests/vm/run-cases.sh "${remaining[@]}" | tee "$tap"

@@ -129,6 +129,8 @@ for c in $sel; do
 	secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
 	if [ "$rc" -eq 0 ]; then
 		echo "ok $i - $c # ${secs} s"
+		# A passing case's last lines carry its figures.
+		tail -n "${LOEHLE_CASE_LINES:-6}" /tmp/case.out | sed 's/^/#   /'
 	else
 		reason=$(cat "$REASON" 2>/dev/null)
 		echo "not ok $i - $c # ${reason:-exit status $rc}"

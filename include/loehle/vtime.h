@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * scx_loehle queue ordering: the vtime rules, written once.
+ *
+ * Pure functions over plain values, included by scx/loehle.bpf.c and by the
+ * host tests (tests/unit/vtime_test.cc). This comment is the one design note
+ * on vtime; other places point here.
+ *
+ * Each LLC has one vtime-ordered DSQ and its own clock: the largest vtime
+ * that started running there. A task pays for the time it actually ran,
+ * measured from ops.running to ops.stopping, scaled by 100 / weight
+ * (weight 100 is nice 0, SCHED_IDLE tasks weigh 1 in sched_ext). Charging
+ * "configured slice - remaining slice" instead would bill a preempted task
+ * (the kernel zeroes its slice) a whole slice, a hundred slices at weight
+ * 1, and would mischarge every task across a live --slice-us change.
+ *
+ * The clocks of two LLCs drift apart, so a vtime means something only
+ * against the clock of the LLC it is measured in. Whenever a task queues,
+ * starts running, or stops, its vtime is put inside the window of the LLC
+ * it is in: [clock - slice, clock + LOEHLE_MAX_LEAD_SLICES * slice].
+ * - The lower edge is a sleeper's credit: one slice, not the whole time it
+ *   slept, so a waking task cannot monopolise the CPU.
+ * - The upper edge is the no-starvation guarantee. At weight 1 one slice
+ *   costs 100 slices of vtime, and a clock moves only when a running task's
+ *   vtime passes it, which short sleepers seldom do; and a task that moved
+ *   to another LLC (a wakeup placed elsewhere, a cross-LLC fork, a remote
+ *   dispatch) brings a vtime measured against another clock, possibly
+ *   seconds ahead. Without the bound such tasks waited behind everyone past
+ *   the watchdog (seen: 34 s under hackbench and cyclictest beside
+ *   SCHED_IDLE hogs).
+ * The clock advances to the bounded vtime of the task that starts running,
+ * never backwards, and by at most the lead: the caller updates it with a
+ * compare-and-swap, because several CPUs of one LLC start tasks at once.
+ */
+#ifndef LOEHLE_VTIME_H
+#define LOEHLE_VTIME_H
+
+#include "loehle/intf.h"
+
+/* How far ahead of its LLC's clock a task's vtime may run, in slices. */
+#define LOEHLE_MAX_LEAD_SLICES 4
+
+/* The weight of a nice-0 task in sched_ext (p->scx.weight). */
+#define LOEHLE_WEIGHT_NICE0 100
+
+/*
+ * The vtime a task may carry into the queue whose clock is `clock`: at most
+ * one slice behind it, at most LOEHLE_MAX_LEAD_SLICES slices ahead.
+ */
+static inline __u64 loehle_vtime_bound(__u64 vtime, __u64 clock, __u64 slice_ns)
+{
+	if (vtime + slice_ns < clock)
+		return clock - slice_ns;
+	if (vtime > clock + LOEHLE_MAX_LEAD_SLICES * slice_ns)
+		return clock + LOEHLE_MAX_LEAD_SLICES * slice_ns;
+	return vtime;
+}
+
+/* Nanoseconds run between ops.running at `since` and now; 0 if unknown. */
+static inline __u64 loehle_ran_ns(__u64 now, __u64 since)
+{
+	return since && now > since ? now - since : 0;
+}
+
+/* The vtime `ran_ns` of running costs at `weight` (0 counts as 1). */
+static inline __u64 loehle_vtime_charge(__u64 ran_ns, __u32 weight)
+{
+	return ran_ns * LOEHLE_WEIGHT_NICE0 / (weight ? weight : 1);
+}
+
+/*
+ * The clock after a task with (already bounded) vtime `vtime` starts
+ * running: it only moves forward.
+ */
+static inline __u64 loehle_clock_advance(__u64 clock, __u64 vtime)
+{
+	return vtime > clock ? vtime : clock;
+}
+
+#endif /* LOEHLE_VTIME_H */

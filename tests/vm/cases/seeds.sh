@@ -1,0 +1,272 @@
+# Each seed's rule observed in the kernel in the DEFAULT configuration
+# (reservoir, wakee-aware, idle-core), beside the alternative it must differ
+# from, in one boot. Sourced by tests/vm/run-cases.sh after scheduler.sh,
+# whose helpers (gen_value, gen_fork_picks, chi_square, expect_enabled,
+# busy_cpus_over) these cases use. flat_* cases need the one-node layout
+# (LOEHLE_VM_NODES=1: 8 CPUs, one node, one LLC, SMT pairs {0,1}..{6,7});
+# the others the vm tier's 2-node layout.
+#
+# Statistical checks and their false-failure rates:
+# - "uniform" fails only when a chi-square test rejects uniformity at
+#   p = 0.001 AND the effect size (chi-square per pick) is above 0.05, so a
+#   truly uniform spread fails at most 0.1% of the time; the effect-size
+#   condition keeps long runs from failing on the small biases the guest's
+#   own processes add.
+# - "concentrated" needs an effect size above 0.1 and 4x the uniform run's.
+
+# Starts `stress-ng --cpu 1` pinned to each CPU in $1; the pids in $HOGS.
+start_pinned_hogs() {
+	HOGS=
+	for cpu in $1; do
+		taskset -c "$cpu" stress-ng --cpu 1 --cpu-method int64 -t 120 --quiet &
+		HOGS="$HOGS $!"
+	done
+	sleep 1
+}
+
+stop_hogs() {
+	kill $HOGS 2>/dev/null
+	wait $HOGS 2>/dev/null
+	HOGS=
+}
+
+# "chi2 total" on stdin; exit 0 when uniform in the sense above.
+is_uniform() {
+	awk '{ exit !($2 >= 80 && ($1 < 16.27 || $1 / $2 < 0.05)) }'
+}
+
+# The issue-10 layout: one busy thread on every core, so no core is idle
+# and the idle odd CPUs all tie. Measured before the fix, default config:
+# fork picks [0 289 0 130 0 15 0 5] (seed 002's pruning dropped ties).
+case_flat_seed000_default_config() {
+	start_sched --idle-latency-file=tests/vm/data/latency-equal.txt
+	start_pinned_hogs "0 2 4 6"
+	stress-ng --fork 1 -t 6 --quiet || fail "stress-ng failed in the default configuration"
+	"$SCHED" ctl set --smt=off >/dev/null || fail "ctl set --smt=off failed"
+	stress-ng --fork 1 -t 6 --quiet || fail "stress-ng failed with --smt=off"
+	"$SCHED" ctl set --smt=idle-core --policy=first >/dev/null || fail "ctl set --policy=first failed"
+	stress-ng --fork 1 -t 6 --quiet || fail "stress-ng failed under first"
+	stop_hogs
+	for g in 1 2 3; do
+		eval "x$g=\"\$(gen_fork_picks $g | chi_square '1 3 5 7')\""
+		echo "generation $g fork picks [$(gen_fork_picks $g)], chi-square/total over 1 3 5 7: $(eval echo \$x$g)"
+	done
+	echo "$x1" | is_uniform || fail "default config (reservoir, idle-core): fork picks not uniform over the tied CPUs: [$(gen_fork_picks 1)]"
+	echo "$x2" | is_uniform || fail "reservoir, smt off: fork picks not uniform: [$(gen_fork_picks 2)]"
+	set -- $x1; e1=$(awk -v a="$1" -v n="$2" 'BEGIN { print a / n }')
+	set -- $x3
+	awk -v a="$1" -v n="$2" -v e1="$e1" 'BEGIN { e = a / n; exit !(n >= 80 && e > 0.1 && e > 4 * e1) }' ||
+		fail "first with idle-core did not concentrate fork picks: [$(gen_fork_picks 3)]"
+	expect_enabled "the pinned-hog fork load"
+	stop_sched
+}
+
+# Seed 002 in the default configuration against --smt=off, in one boot:
+# four CPU-bound tasks on 4 cores x 2 threads. Under idle-core they sit on
+# four distinct cores; with the preference off, co-running siblings show.
+count_spread_windows() {
+	good=0
+	for w in 1 2 3 4; do
+		busy=$(busy_cpus_over 1.5)
+		cores=""
+		for cpu in $busy; do
+			cores="$cores $(cut -d, -f1 /sys/devices/system/cpu/cpu$cpu/topology/thread_siblings_list | cut -d- -f1)"
+		done
+		distinct=$(echo $cores | tr ' ' '\n' | sort -u | grep -c .)
+		echo "$1 window $w: busy CPUs [$busy] on cores [$cores ] ($distinct distinct)" >&2
+		[ "$(echo $busy | wc -w)" -eq 4 ] && [ "$distinct" -eq 4 ] && good=$((good + 1))
+	done
+	echo "$good"
+}
+
+case_seed002_default_vs_off() {
+	start_sched
+	stress-ng --cpu 4 --cpu-method int64 -t 12 --quiet &
+	load=$!
+	sleep 2
+	default_good=$(count_spread_windows default)
+	wait "$load" || fail "stress-ng --cpu 4 failed (default)"
+	"$SCHED" ctl set --smt=off >/dev/null || fail "ctl set --smt=off failed"
+	stress-ng --cpu 4 --cpu-method int64 -t 12 --quiet &
+	load=$!
+	sleep 2
+	off_good=$(count_spread_windows off)
+	wait "$load" || fail "stress-ng --cpu 4 failed (off)"
+	echo "windows with 4 tasks on 4 distinct cores: default $default_good of 4, smt off $off_good of 4"
+	[ "$default_good" -ge 3 ] || fail "default config: 4 CPU-bound tasks were on 4 distinct cores in only $default_good of 4 windows"
+	[ "$off_good" -lt "$default_good" ] || fail "--smt=off spread as well as idle-core ($off_good vs $default_good): the preference made no difference"
+	expect_enabled "the CPU-bound load"
+	stop_sched
+}
+
+# Seed 003's premise, default configuration: a normal wakee placed on a CPU
+# that runs only SCHED_IDLE work preempts it at once, instead of waiting for
+# its slice (20 ms here, so that waiting would show as ~10 ms on average).
+# cyclictest (SCHED_OTHER) alone, then beside a SCHED_IDLE hog, both pinned
+# to CPU 3, same boot. One busy CPU only: under single-threaded TCG a vCPU
+# waits its turn behind every other busy vCPU (tens of ms with all eight
+# busy), which would hide the difference.
+cyclictest_avg_us() {
+	cyclictest -q -m --policy=other -a 3 -t 1 -i 4000 -l 500 2>/dev/null |
+		sed -n 's/.*Avg: *\([0-9]*\).*/\1/p' | head -n 1
+}
+
+case_seed003_normal_wakee_preempts() {
+	start_sched --slice-us=20000
+	alone=$(cyclictest_avg_us)
+	taskset -c 3 chrt --idle 0 stress-ng --cpu 1 --cpu-method int64 -t 60 --quiet &
+	hogs=$!
+	sleep 1
+	beside=$(cyclictest_avg_us)
+	kill "$hogs"; wait "$hogs" 2>/dev/null
+	preempts=$(gen_value 1 "sched-idle preempt")
+	echo "cyclictest avg wakeup latency on CPU 3: alone ${alone} us, beside a SCHED_IDLE hog ${beside} us; sched-idle preemptions $preempts"
+	[ -n "$alone" ] && [ -n "$beside" ] || fail "cyclictest printed no averages"
+	[ "${preempts:-0}" -gt 0 ] || fail "no sched-idle preemption counted"
+	[ "$beside" -le $((alone * 3 + 2000)) ] ||
+		fail "a normal wakee beside a SCHED_IDLE hog waited ${beside} us on average (alone ${alone} us): not run at once"
+	expect_enabled "the SCHED_IDLE hog"
+	stop_sched
+}
+
+# Seed 003/004: SCHED_IDLE forks packed onto sched-idle CPUs (mainline)
+# must not use the CPUs up: each claim ends when its claimant runs. Before
+# claims expired, ~8 packings (one per CPU) left no CPU sched-idle.
+case_seed003_claims_do_not_exhaust() {
+	start_sched --sched-idle=mainline
+	chrt --idle 0 stress-ng --cpu 8 --cpu-method int64 -t 60 --quiet &
+	hogs=$!
+	sleep 1
+	chrt --idle 0 sh -c 'i=0; while [ $i -lt 200 ]; do chrt -p $$ >/dev/null; i=$((i + 1)); done'
+	kill "$hogs"; wait "$hogs" 2>/dev/null
+	forks=$(gen_value 1 "select fork")
+	si=$(gen_value 1 "sched_idle")
+	echo "SCHED_IDLE forks $forks, picks of a sched-idle CPU $si"
+	[ "${forks:-0}" -ge 150 ] || fail "too few forks counted ($forks)"
+	[ "${si:-0}" -ge $((forks / 2)) ] || fail "only $si of $forks picks found a sched-idle CPU: claims piled up"
+	expect_enabled "the packing load"
+	stop_sched
+}
+
+# A CPU whose SCHED_IDLE task was preempted by a SCHED_FIFO thread is busy,
+# not sched-idle. Layout: CPU 3 runs a SCHED_IDLE hog, then a FIFO thread
+# for 4 s, with RT throttling off and (on 7.x) CPU 3's sched_ext deadline
+# server off, so that no SCX task runs there meanwhile; CPU 2 runs a normal
+# hog. Normal wakees
+# allowed on CPUs 2 and 3 must never be handed CPU 3 as sched-idle: they
+# run on CPU 2 and finish while the FIFO thread still holds CPU 3 (a stale
+# flag parked them behind it until it ended).
+uptime_s() { cut -d' ' -f1 /proc/uptime; }
+
+case_sched_idle_behind_fifo() {
+	srv=/sys/kernel/debug/sched/ext_server/cpu3/runtime
+	old_srv=
+	[ -e "$srv" ] && old_srv=$(cat "$srv")
+	start_sched
+	rt=$(cat /proc/sys/kernel/sched_rt_runtime_us)
+	start_pinned_hogs 2
+	taskset -c 3 chrt --idle 0 stress-ng --cpu 1 --cpu-method int64 -t 60 --quiet &
+	idle_hog=$!
+	sleep 1
+	echo -1 >/proc/sys/kernel/sched_rt_runtime_us
+	if [ -n "$old_srv" ]; then
+		echo 0 >"$srv" || fail "cannot turn CPU 3's sched_ext deadline server off ($srv)"
+	fi
+	# 4 s of FIFO spinning, timed by builtins only.
+	taskset -c 3 chrt -f 10 sh -c 'read up _ </proc/uptime; end=$((${up%.*} + 4))
+		while [ "${up%.*}" -lt "$end" ]; do read up _ </proc/uptime; done' &
+	fifo=$!
+	sleep 0.5
+	"$SCHED" ctl set --sample-every=1 >/dev/null || fail "ctl set failed"
+	t0=$(uptime_s)
+	taskset -c 2,3 sh -c 'i=0; while [ $i -lt 10 ]; do sleep 0.05; i=$((i + 1)); done' ||
+		fail "the wakees failed"
+	t1=$(uptime_s)
+	fifo_running=0
+	kill -0 "$fifo" 2>/dev/null && fifo_running=1
+	picks=$(gen_value 2 "sched_idle")
+	wait "$fifo"
+	echo "$rt" >/proc/sys/kernel/sched_rt_runtime_us
+	[ -n "$old_srv" ] && echo "$old_srv" >"$srv"
+	kill "$idle_hog"; wait "$idle_hog" 2>/dev/null
+	stop_hogs
+	echo "wakees took $(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }') s; FIFO thread still running: $fifo_running; sched-idle picks meanwhile: ${picks:-0}"
+	[ "$fifo_running" -eq 1 ] || fail "the FIFO thread ended before the wakees: the layout did not hold (slow host?)"
+	[ "${picks:-0}" -eq 0 ] || fail "CPU 3 was offered as sched-idle $picks times behind a SCHED_FIFO thread"
+	expect_enabled "the FIFO thread"
+	stop_sched
+}
+
+# Seed 004: idle-first and ignore decide differently from wakee-aware in
+# one layout. SCHED_IDLE hogs fill node 0 (CPUs 0-3), node 1 is idle, and a
+# normal shell in node 0 forks: wakee-aware takes node 0's sched-idle CPUs
+# at once; idle-first prefers node 1's idle CPUs (the kernel's
+# find_idlest_group counts only truly idle ones); ignore treats node 0 as
+# busy and goes to node 1 as well.
+node1_share() {
+	echo "$1" | awk '{ a = $1 + $2 + $3 + $4; b = $5 + $6 + $7 + $8
+		if (a + b == 0) { print -1; exit } printf "%.2f %d\n", b / (a + b), a + b }'
+}
+
+case_seed004_modes_differ() {
+	start_sched
+	taskset -c 0-3 chrt --idle 0 stress-ng --cpu 4 --cpu-method int64 -t 120 --quiet &
+	hogs=$!
+	sleep 1
+	g=1
+	for mode in wakee-aware idle-first ignore; do
+		[ "$mode" = wakee-aware ] || { "$SCHED" ctl set --sched-idle=$mode >/dev/null || fail "ctl set --sched-idle=$mode failed"; g=$((g + 1)); }
+		# Start in node 0, then allow every CPU: the forks choose.
+		taskset -c 1 sh -c 'taskset -p -c 0-7 $$ >/dev/null; i=0; while [ $i -lt 120 ]; do chrt -p $$ >/dev/null; i=$((i + 1)); done'
+		set -- $(node1_share "$(gen_fork_picks $g)")
+		eval "share_${g}=$1"
+		echo "$mode: fork picks [$(gen_fork_picks $g)], node-1 share $1 of $2"
+	done
+	kill "$hogs"; wait "$hogs" 2>/dev/null
+	awk -v a="$share_1" -v b="$share_2" -v c="$share_3" 'BEGIN { exit !(a >= 0 && a < 0.3 && b > 0.7 && c > 0.7) }' ||
+		fail "node-1 share of fork picks: wakee-aware $share_1 (want < 0.3), idle-first $share_2, ignore $share_3 (want > 0.7)"
+	expect_enabled "the node-0 SCHED_IDLE hogs"
+	stop_sched
+}
+
+# The kfuncs the kernel gave: the new ones on 7.x, the old ones on 6.18.
+case_kfunc_variants() {
+	start_sched
+	get=$("$SCHED" ctl send '{"cmd":"get"}') || fail "ctl send get failed"
+	echo "$get" | tr ',' '\n' | grep scx_bpf
+	case $(uname -r) in
+	6.18.*) want="scx_bpf_dsq_insert\"" ;;
+	*) want="scx_bpf_dsq_insert___v2\"" ;;
+	esac
+	case $get in *"$want"*) ;; *) fail "kernel $(uname -r): expected $want among the kfuncs in: $get" ;; esac
+	grep -q "kfuncs: " /tmp/sched.log || fail "no kfuncs line in the startup log"
+	stop_sched
+}
+
+# Offline CPUs are never offered: with every online CPU busy, an offline
+# CPU's empty load would win "least loaded" if the scans looked at it.
+case_offline_cpu_never_picked() {
+	cpu=7
+	echo 0 >/sys/devices/system/cpu/cpu$cpu/online || fail "cannot take CPU $cpu offline"
+	start_sched
+	stress-ng --cpu 7 --cpu-method int64 -t 30 --quiet &
+	hogs=$!
+	sleep 1
+	stress-ng --fork 2 -t 4 --quiet
+	rc=$?
+	kill "$hogs"; wait "$hogs" 2>/dev/null
+	picks=$(gen_fork_picks 1)
+	echo 1 >/sys/devices/system/cpu/cpu$cpu/online || fail "cannot bring CPU $cpu back"
+	[ "$rc" -eq 0 ] || fail "stress-ng --fork failed"
+	echo "fork picks with CPU $cpu offline: [$picks]; least-loaded picks $(gen_value 1 least_loaded)"
+	n=$(echo "$picks" | awk -v c="$cpu" '{ print $(c + 1) }')
+	[ "${n:-1}" -eq 0 ] || fail "offline CPU $cpu got $n fork picks"
+	# The kernel restarts a scheduler when a CPU comes back.
+	n=0
+	until grep -q restarted /tmp/sched.log; do
+		n=$((n + 1)); [ $n -lt 100 ] || fail "no restart after CPU $cpu came back"
+		sleep 0.1
+	done
+	wait_state enabled 10 || fail "state is '$(cat "$STATE")' after the restart"
+	stop_sched
+}
