@@ -85,6 +85,14 @@ static __always_inline void loehle_set_dsq_vtime(struct task_struct *p, u64 vtim
 		p->scx.dsq_vtime = vtime;
 }
 
+static __always_inline void loehle_set_slice(struct task_struct *p, u64 slice)
+{
+	if (bpf_ksym_exists(scx_bpf_task_set_slice))
+		scx_bpf_task_set_slice(p, slice);
+	else
+		p->scx.slice = slice;
+}
+
 static __always_inline u32 loehle_compat_flags(void)
 {
 	u32 flags = 0;

@@ -50,9 +50,9 @@
  *
  * SMT over time. A wakeup may leave a task beside a busy sibling, since the
  * fast path looks only inside prev's LLC. Under idle-core, a task whose
- * slice runs out on such a core moves to a whole idle core of its LLC, else
- * of its node, if there is one (counted as smt_move): the seed-002
- * preference kept up after placement.
+ * slice runs out on such a core moves to a whole idle core, nearest first
+ * (its LLC, its node, anywhere), if there is one (counted as smt_move): the
+ * seed-002 preference kept up after placement.
  *
  * Queueing. One vtime-ordered DSQ per LLC (loehle/vtime.h has the rules and
  * their reasons). A CPU dispatches from its own LLC first and takes work
@@ -385,6 +385,19 @@ static __always_inline void gather_facts(s32 cpu, const struct task_struct *p,
 	f->load = (u64)cs->running_weight + (u64)queued * 1024;
 }
 
+/* Is cpu in the idle mask `idle`, online, and allowed for p? */
+static __always_inline bool idle_and_usable(s32 cpu, const struct cpumask *idle,
+					    const struct task_struct *p)
+{
+	struct cpu_state *cs;
+
+	if (!bpf_cpumask_test_cpu(cpu, idle) ||
+	    !bpf_cpumask_test_cpu(cpu, p->cpus_ptr))
+		return false;
+	cs = cpu_state_of(cpu);
+	return cs && cs->online;
+}
+
 static __always_inline struct scratch *this_scratch(void)
 {
 	u32 zero = 0;
@@ -454,7 +467,6 @@ __noinline int loehle_busiest_idle_group(struct task_struct *p __arg_trusted,
 					 u32 by_node, u32 whole_cores)
 {
 	const struct cpumask *mask;
-	struct cpu_state *cs;
 	u32 i, g, best_count = 0, *count;
 	u32 nr_groups = by_node ? nr_nodes : nr_llcs;
 	s32 best = -1;
@@ -468,11 +480,7 @@ __noinline int loehle_busiest_idle_group(struct task_struct *p __arg_trusted,
 	}
 	mask = whole_cores ? scx_bpf_get_idle_smtmask() : scx_bpf_get_idle_cpumask();
 	bpf_for(i, 0, nr_cpus) {
-		if (!bpf_cpumask_test_cpu(i, mask) ||
-		    !bpf_cpumask_test_cpu(i, p->cpus_ptr))
-			continue;
-		cs = cpu_state_of(i);
-		if (!cs || !cs->online)
+		if (!idle_and_usable(i, mask, p))
 			continue;
 		g = by_node ? cpu_node(i) : cpu_llc(i);
 		count = bpf_map_lookup_elem(&group_idle, &g);
@@ -846,13 +854,35 @@ static __always_inline void llc_clock_advance(u32 llc, u64 vtime)
 	}
 }
 
-/* Under idle-core: a CPU of a whole idle core in cpu's LLC, else its node. */
+/*
+ * Seed 002 at slice expiry: should a task of ours on `cpu` leave it for a
+ * whole idle core? Only when another thread of its core is busy and some
+ * core it may run on is wholly idle.
+ */
+static __always_inline bool smt_move_wanted(struct task_struct *p, s32 cpu)
+{
+	const struct cpumask *idle_smt;
+	bool any;
+
+	if (!smt_active || !sibling_busy(cpu))
+		return false;
+	idle_smt = scx_bpf_get_idle_smtmask();
+	any = bpf_cpumask_intersects(idle_smt, p->cpus_ptr);
+	scx_bpf_put_idle_cpumask(idle_smt);
+	return any;
+}
+
+/*
+ * Under idle-core: claim a CPU of a whole idle core, nearest first: cpu's
+ * LLC, then its node, then anywhere. The last step is what keeps seed
+ * 002's preference: restricted to the node, two CPU-bound tasks were seen
+ * sharing a core for good while the other node had a whole idle core.
+ */
 __noinline s32 loehle_claim_idle_core_near(struct task_struct *p __arg_trusted,
 					   s32 cpu)
 {
 	const struct cpumask *idle_smt;
 	u32 pass, k, len, group, by_node;
-	struct cpu_state *cs;
 	s32 found = -1, other;
 
 	if (!p)
@@ -866,11 +896,7 @@ __noinline s32 loehle_claim_idle_core_near(struct task_struct *p __arg_trusted,
 		len = group_len(by_node, group);
 		bpf_for(k, 0, len) {
 			other = group_cpu(by_node, group, k);
-			if (!bpf_cpumask_test_cpu(other, idle_smt) ||
-			    !bpf_cpumask_test_cpu(other, p->cpus_ptr))
-				continue;
-			cs = cpu_state_of(other);
-			if (!cs || !cs->online)
+			if (!idle_and_usable(other, idle_smt, p))
 				continue;
 			if (scx_bpf_test_and_clear_cpu_idle(other)) {
 				found = other;
@@ -881,6 +907,8 @@ __noinline s32 loehle_claim_idle_core_near(struct task_struct *p __arg_trusted,
 			break;
 	}
 	scx_bpf_put_idle_cpumask(idle_smt);
+	if (found < 0)
+		found = scx_bpf_pick_idle_cpu(p->cpus_ptr, SCX_PICK_IDLE_CORE);
 	return found;
 }
 
@@ -907,11 +935,10 @@ void LOEHLE_STRUCT_OPS(loehle_enqueue, struct task_struct *p, u64 enq_flags)
 		/*
 		 * Seed 002, kept up over time: a wakeup may have left this
 		 * task beside a busy sibling (the fast path looks only inside
-		 * prev's LLC). If a whole core of its LLC or node is idle,
-		 * move there now.
+		 * prev's LLC). If a whole core is idle, move there now,
+		 * nearest first.
 		 */
-		if (cfg.smt == LOEHLE_SMT_IDLE_CORE && smt_active &&
-		    sibling_busy(cpu)) {
+		if (cfg.smt == LOEHLE_SMT_IDLE_CORE && smt_move_wanted(p, cpu)) {
 			idle = loehle_claim_idle_core_near(p, cpu);
 			if (idle >= 0) {
 				loehle_dsq_insert(p, SCX_DSQ_LOCAL_ON | idle,
@@ -962,7 +989,7 @@ void LOEHLE_STRUCT_OPS(loehle_enqueue, struct task_struct *p, u64 enq_flags)
 
 void LOEHLE_STRUCT_OPS(loehle_dispatch, s32 cpu, struct task_struct *prev)
 {
-	u32 llc = cpu_llc(cpu), i, other;
+	u32 llc = cpu_llc(cpu), i, other, idx;
 
 	if (loehle_dsq_move_to_local(llc)) {
 		stat_now(LOEHLE_STAT_DISPATCH_LOCAL_LLC);
@@ -977,6 +1004,19 @@ void LOEHLE_STRUCT_OPS(loehle_dispatch, s32 cpu, struct task_struct *prev)
 			return;
 		}
 	}
+	/*
+	 * Nothing else wants this CPU and prev's slice ran out: it keeps the
+	 * CPU with a new slice, unless seed 002 wants it on a whole idle core.
+	 * Then the kernel hands it to enqueue (SCX_OPS_ENQ_LAST), which moves
+	 * it; without ENQ_LAST the kernel would keep it running unasked, and
+	 * the move would happen only when some other task waited.
+	 */
+	if (!prev || !(prev->scx.flags & SCX_TASK_QUEUED))
+		return;
+	idx = *(volatile u32 *)&active_config & 1;
+	if (configs[idx].smt == LOEHLE_SMT_IDLE_CORE && smt_move_wanted(prev, cpu))
+		return;
+	loehle_set_slice(prev, configs[idx].slice_ns);
 }
 
 void LOEHLE_STRUCT_OPS(loehle_running, struct task_struct *p)
@@ -1167,7 +1207,8 @@ struct sched_ext_ops loehle_ops = {
 	.update_idle	= (void *)loehle_update_idle,
 	.init		= (void *)loehle_init,
 	.exit		= (void *)loehle_exit,
-	.flags		= SCX_OPS_KEEP_BUILTIN_IDLE,
+	/* ENQ_LAST: see loehle_dispatch, which keeps the last task running. */
+	.flags		= SCX_OPS_KEEP_BUILTIN_IDLE | SCX_OPS_ENQ_LAST,
 	.exit_dump_len	= LOEHLE_EXIT_DUMP_LEN,
 	.name		= "loehle",
 };

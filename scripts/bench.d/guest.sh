@@ -475,7 +475,8 @@ write_meta
 want() { [ -z "$ONLY" ] || [ "$ONLY" = "$1" ]; }
 
 # Settings: policy/sched-idle/smt. The fork and overhead runs use smt=off, as
-# seed 000's Altra has no SMT (the tie groups are whole LLCs and nodes).
+# seed 000's Altra has no SMT (the tie groups are whole LLCs and nodes); the
+# overhead run also measures the default configuration (`default`).
 CFG_fork="kernel=kernel builtin=builtin/wakee-aware/off recency=recency/wakee-aware/off first=first/wakee-aware/off reservoir=reservoir/wakee-aware/off"
 PS_fork=$FORK_SIZES
 CFG_schedidle="kernel=kernel builtin=builtin/mainline/idle-core mainline=reservoir/mainline/idle-core wakee-aware=reservoir/wakee-aware/idle-core"
@@ -486,7 +487,7 @@ CFG_latency="kernel=kernel builtin=builtin/mainline/idle-core mainline=reservoir
 if [ "$QUICK" = 1 ]; then PS_latency="t1"; else PS_latency="t1 t2"; fi
 CFG_smt="kernel=kernel builtin=builtin/wakee-aware/off off=reservoir/wakee-aware/off idle-core=reservoir/wakee-aware/idle-core"
 PS_smt=$SMT_CORES
-CFG_overhead="builtin=builtin/wakee-aware/off recency=recency/wakee-aware/off first=first/wakee-aware/off reservoir=reservoir/wakee-aware/off"
+CFG_overhead="builtin=builtin/wakee-aware/off recency=recency/wakee-aware/off first=first/wakee-aware/off reservoir=reservoir/wakee-aware/off default=reservoir/wakee-aware/idle-core"
 PS_overhead="fork4+hackbench"
 
 EXPS=

@@ -199,27 +199,36 @@ case_sched_idle_behind_fifo() {
 
 # Seed 004: idle-first and ignore decide differently from wakee-aware in
 # one layout. SCHED_IDLE hogs fill node 0 (CPUs 0-3), node 1 is idle, and a
-# normal shell in node 0 forks: wakee-aware takes node 0's sched-idle CPUs
-# at once; idle-first prefers node 1's idle CPUs (the kernel's
-# find_idlest_group counts only truly idle ones); ignore treats node 0 as
-# busy and goes to node 1 as well.
+# normal shell on CPU 1 forks children that may run anywhere: wakee-aware
+# takes node 0's sched-idle CPUs at once; idle-first prefers node 1's idle
+# CPUs (the kernel's find_idlest_group counts only truly idle ones); ignore
+# treats node 0 as busy and goes to node 1 as well. The shell is put back
+# on CPU 1 before each fork (a wakeup may carry it to node 1): of every
+# three forks, the pinned `taskset` child never reaches select_cpu, the other
+# two decide. SMT preference is off here, and only here: under idle-core,
+# seed 002 rightly carries the shell (beside a busy SCHED_IDLE sibling) to
+# a whole idle core in node 1, and its forks then start from there.
 node1_share() {
 	echo "$1" | awk '{ a = $1 + $2 + $3 + $4; b = $5 + $6 + $7 + $8
-		if (a + b == 0) { print -1; exit } printf "%.2f %d\n", b / (a + b), a + b }'
+		if (a + b == 0) { print -1, 0; exit } printf "%.2f %d\n", b / (a + b), a + b }'
 }
 
 case_seed004_modes_differ() {
-	start_sched
+	start_sched --smt=off
 	taskset -c 0-3 chrt --idle 0 stress-ng --cpu 4 --cpu-method int64 -t 120 --quiet &
 	hogs=$!
 	sleep 1
 	g=1
 	for mode in wakee-aware idle-first ignore; do
-		[ "$mode" = wakee-aware ] || { "$SCHED" ctl set --sched-idle=$mode >/dev/null || fail "ctl set --sched-idle=$mode failed"; g=$((g + 1)); }
-		# Start in node 0, then allow every CPU: the forks choose.
-		taskset -c 1 sh -c 'taskset -p -c 0-7 $$ >/dev/null; i=0; while [ $i -lt 120 ]; do chrt -p $$ >/dev/null; i=$((i + 1)); done'
+		if [ "$mode" != wakee-aware ]; then
+			"$SCHED" ctl set --sched-idle=$mode >/dev/null || fail "ctl set --sched-idle=$mode failed"
+			g=$((g + 1))
+		fi
+		sh -c 'i=0; while [ $i -lt 40 ]; do
+			taskset -p -c 1 $$ >/dev/null; taskset -p -c 0-7 $$ >/dev/null; chrt -p $$ >/dev/null
+			i=$((i + 1)); done'
 		set -- $(node1_share "$(gen_fork_picks $g)")
-		eval "share_${g}=$1"
+		eval "share_$g=$1"
 		echo "$mode: fork picks [$(gen_fork_picks $g)], node-1 share $1 of $2"
 	done
 	kill "$hogs"; wait "$hogs" 2>/dev/null
@@ -268,5 +277,113 @@ case_offline_cpu_never_picked() {
 		sleep 0.1
 	done
 	wait_state enabled 10 || fail "state is '$(cat "$STATE")' after the restart"
+	stop_sched
+}
+
+# Wakeup scans walk prev's LLC only (the loader's per-LLC CPU lists), and a
+# wakeup whose LLC has nothing to offer is not scanned at all (K Prateek
+# Nayak's overload cut-off, seed 003). Phase 1: normal hogs on CPUs 1-5, so
+# CPU 0 is LLC 0's only idle CPU and the whole core {6, 7} of LLC 1 is
+# idle; six short sleepers contend for those three CPUs. Every idle pick of
+# a wakeup must stay in prev's LLC (a machine-wide walk from a busy CPU 2
+# would find CPU 6 first). Phase 2: a hog on CPU 0 too; wakeups whose prev
+# is in LLC 0 skip the scan.
+run_sleepers() {
+	sleepers=
+	for k in 1 2 3 4 5 6; do
+		sh -c 'i=0; while [ $i -lt 30 ]; do sleep 0.02; i=$((i + 1)); done' &
+		sleepers="$sleepers $!"
+	done
+	wait $sleepers
+}
+
+case_wakeup_scan_stays_in_llc() {
+	start_sched --sample-every=1
+	start_pinned_hogs "1 2 3 4 5"
+	"$SCHED" trace --out=/tmp/trace.jsonl --duration=4 2>/tmp/trace.err &
+	tracer=$!
+	sleep 0.5
+	run_sleepers
+	wait "$tracer" || fail "trace failed: $(cat /tmp/trace.err)"
+	"$SCHED" ctl set --sample-every=64 >/dev/null || fail "ctl set failed"
+	taskset -c 0 stress-ng --cpu 1 --cpu-method int64 -t 30 --quiet &
+	HOGS="$HOGS $!"
+	sleep 0.5
+	run_sleepers
+	stop_hogs
+	sed -n 's/.*"cpu":\([0-9]*\),"prev_cpu":\([0-9]*\),"path":"\(wakeup\|sync\)","reason":"\(idle_cpu\|smt_sibling\|idle_core\|sched_idle\)".*/\1 \2/p' \
+		/tmp/trace.jsonl >/tmp/wakeup-picks.txt
+	picks=$(wc -l </tmp/wakeup-picks.txt)
+	crossed=$(awk '{ if (($1 < 4) != ($2 < 4)) n++ } END { print n + 0 }' /tmp/wakeup-picks.txt)
+	skipped1=$(gen_value 1 "scans skipped")
+	skipped2=$(gen_value 2 "scans skipped")
+	echo "wakeup idle picks traced: $picks, outside prev's LLC: $crossed; scans skipped: $skipped1 with an idle CPU in each LLC, $skipped2 with LLC 0 full"
+	[ "$picks" -ge 10 ] || fail "too few wakeup idle picks traced ($picks): $(head -c 300 /tmp/trace.jsonl)"
+	[ "$crossed" -eq 0 ] || fail "$crossed wakeup picks left prev's LLC: $(awk '($1 < 4) != ($2 < 4)' /tmp/wakeup-picks.txt | head -n 3 | tr '\n' ';')"
+	[ "${skipped2:-0}" -gt 0 ] || fail "no wakeup scan was skipped although LLC 0 had nothing idle"
+	expect_enabled "the wakeup load"
+	stop_sched
+}
+
+# Seed 002 kept up over time, nearest first: at slice expiry a task beside a
+# busy sibling moves to a whole idle core of its own LLC before any other.
+# Layout: a hog on CPU 0, a CPU-bound task on its sibling 1; the whole core
+# {2, 3} idle in the same LLC (node 0), the whole core {6, 7} idle in node 1;
+# every other task that may move (this shell, the daemon, unbound kernel
+# threads such as rcu_preempt) pinned to CPU 4 meanwhile, so that their
+# wakeups take neither core. Twenty trials: the task is pinned back to CPU 1,
+# then allowed everywhere, and should end up on CPU 2 or 3. Per-CPU kernel
+# threads still wake on CPU 2 or 3 now and then and spoil a trial (seen: 1
+# of 10); the case fails when more than 5 of 20 trials end in node 1: about
+# 1% of runs if a trial is spoilt with probability 0.1, while a move to any
+# idle core (node 1 about half the time) passes only about 2% of runs.
+pin_everything_to() {
+	for pid in $(ls /proc | grep '^[0-9][0-9]*$'); do
+		taskset -a -p -c "$1" "$pid" >/dev/null 2>&1
+	done
+}
+
+case_smt_move_nearest_first() {
+	start_sched
+	pin_everything_to 4
+	trap 'pin_everything_to 0-7' EXIT
+	start_pinned_hogs 0
+	taskset -c 1 stress-ng --cpu 1 --cpu-method int64 -t 60 --quiet &
+	mover=$!
+	sleep 1
+	worker=$(cat /proc/$mover/task/$mover/children 2>/dev/null | awk '{ print $1 }')
+	[ -n "$worker" ] || fail "no stress-ng worker under $mover"
+	near=0 far=0 trial=0
+	while [ $trial -lt 20 ]; do
+		trial=$((trial + 1))
+		taskset -p -c 1 "$worker" >/dev/null || fail "cannot pin $worker to CPU 1"
+		sleep 0.3
+		taskset -p -c 0-7 "$worker" >/dev/null || fail "cannot widen $worker"
+		sleep 0.4
+		cpu=$(awk '{ print $39 }' /proc/$worker/stat)
+		echo "trial $trial: the task runs on CPU $cpu"
+		case $cpu in 2 | 3) near=$((near + 1)) ;; 5 | 6 | 7) far=$((far + 1)) ;; esac
+	done
+	moves=$(gen_value 1 "smt moves")
+	kill "$mover"; wait "$mover" 2>/dev/null
+	stop_hogs
+	echo "moves to the same LLC's idle core: $near of 20, to node 1: $far; smt moves counted: ${moves:-0}"
+	[ "$far" -le 5 ] || fail "a task beside a busy sibling moved to another node $far times although its LLC had a whole idle core"
+	[ "$near" -ge 12 ] || fail "the task reached its LLC's idle core in only $near of 20 trials"
+	expect_enabled "the sibling load"
+	stop_sched
+}
+
+# The event sample rate follows a live switch at once: from one event in a
+# million picks to every pick.
+case_sampling_follows_generation() {
+	start_sched --sample-every=1000000
+	stress-ng --fork 2 -t 2 --quiet || fail "stress-ng failed"
+	"$SCHED" ctl set --sample-every=1 >/dev/null || fail "ctl set --sample-every=1 failed"
+	stress-ng --fork 2 -t 2 --quiet || fail "stress-ng failed"
+	events=$(gen_value 2 "events")
+	forks=$(gen_value 2 "select fork")
+	echo "generation 2 (every pick sampled): $forks fork selects, $events events"
+	[ "${events:-0}" -ge "${forks:-1}" ] || fail "only $events events for $forks fork picks after --sample-every=1"
 	stop_sched
 }
