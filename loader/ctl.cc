@@ -88,9 +88,11 @@ std::string FormatStatsReport(const nlohmann::json& stats) {
     absl::StrAppendFormat(
         &out,
         "  scans skipped %u, sched-idle claims lost %u, cpu releases %u, "
-        "smt moves %u, events %u, event drops %u\n",
+        "smt moves %u, idle dispatches %u, idle turns %u, events %u, "
+        "event drops %u\n",
         Counter(c, "scan_skipped"), Counter(c, "si_claim_lost"),
         Counter(c, "cpu_release"), Counter(c, "smt_move"),
+        Counter(c, "dispatch_idle"), Counter(c, "idle_turn"),
         Counter(c, "events"), Counter(c, "event_drops"));
     std::vector<std::string> picks;
     for (const nlohmann::json& n : gen.value("fork_picks", nlohmann::json::array())) {

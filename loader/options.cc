@@ -62,6 +62,8 @@ constexpr std::array<std::string_view, LOEHLE_NR_STATS - LOEHLE_STAT_CANDIDATES>
                         "si_claim_lost",
                         "scan_skipped",
                         "cpu_release",
+                        "dispatch_idle",
+                        "idle_turn",
                         "events",
                         "event_drops"};
 static_assert(LOEHLE_STAT_EVENT_DROPS - LOEHLE_STAT_CANDIDATES ==

@@ -155,13 +155,27 @@ struct {
 	__type(value, u32);
 } group_idle SEC(".maps");
 
-/* Per-LLC virtual clock (loehle/vtime.h). */
+/*
+ * Queues (loehle/queue.h): DSQ `llc` holds an LLC's normal work, DSQ
+ * IDLE_DSQ(llc) its idle work. Each has its own virtual clock
+ * (loehle/vtime.h), indexed by the DSQ id.
+ */
+#define IDLE_DSQ(llc) (LOEHLE_MAX_LLCS + (u32)(llc))
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 2 * LOEHLE_MAX_LLCS);
+	__type(key, u32);
+	__type(value, u64);
+} dsq_vtime SEC(".maps");
+
+/* When idle work last started running in each LLC (its allowance). */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, LOEHLE_MAX_LLCS);
 	__type(key, u32);
 	__type(value, u64);
-} llc_vtime SEC(".maps");
+} llc_idle_run SEC(".maps");
 
 /*
  * Cpumasks made in init: one per LLC, and at LOEHLE_IDLE_WORK_MASK the CPUs
@@ -319,6 +333,18 @@ static __always_inline bool task_is_sched_idle(const struct task_struct *p)
 	return p->policy == LOEHLE_SCHED_IDLE_POLICY;
 }
 
+/* Idle work: what runs only when nothing else wants the CPU. */
+static __always_inline bool task_is_idle_work(const struct task_struct *p)
+{
+	return task_is_sched_idle(p);
+}
+
+/* The queue of `llc` a task belongs in. */
+static __always_inline u32 queue_of(const struct task_struct *p, u32 llc)
+{
+	return task_is_idle_work(p) ? IDLE_DSQ(llc) : llc;
+}
+
 /*
  * Report a transition to loehle/sched_idle.h's state (done by the caller)
  * and keep the idle-work mask in step: `was` is what
@@ -371,8 +397,9 @@ static __always_inline void gather_facts(s32 cpu, const struct task_struct *p,
 	f->idle_stamp = cs->idle_stamp;
 	if (f->idle) {
 		state = cs->idle_state;
-		if (state < LOEHLE_MAX_IDLE_STATES)
-			f->exit_latency = exit_latency_ns[CPU_IDX(cpu)][state];
+		f->exit_latency = loehle_exit_latency_key(state,
+			state < LOEHLE_MAX_IDLE_STATES ?
+			exit_latency_ns[CPU_IDX(cpu)][state] : 0);
 		return;
 	}
 	/* Only CPUs running idle work, or a load comparison, need the queue. */
@@ -824,22 +851,22 @@ s32 LOEHLE_STRUCT_OPS(loehle_select_cpu, struct task_struct *p, s32 prev_cpu,
 	return finish_pick(sc, st, &cfg, p, prev_cpu, path, &c, claim);
 }
 
-/* p's vtime inside the window of `llc`'s clock (loehle/vtime.h). */
-static __always_inline u64 vtime_bound(u64 vtime, u32 llc, u64 slice_ns)
+/* A vtime inside the window of queue `dsq`'s clock (loehle/vtime.h). */
+static __always_inline u64 vtime_bound(u64 vtime, u32 dsq, u64 slice_ns)
 {
-	u64 *clock = bpf_map_lookup_elem(&llc_vtime, &llc);
+	u64 *clock = bpf_map_lookup_elem(&dsq_vtime, &dsq);
 
 	return clock ? loehle_vtime_bound(vtime, *clock, slice_ns) : vtime;
 }
 
 /*
- * Advance `llc`'s clock to `vtime`. Several CPUs of one LLC start tasks at
- * once: a compare-and-swap, retried a few times, so the clock never goes
- * backwards; a lost race means another CPU moved it at least as far.
+ * Advance queue `dsq`'s clock to `vtime`. Several CPUs of one LLC start
+ * tasks at once: a compare-and-swap, retried a few times, so the clock
+ * never goes backwards; a lost race means another CPU moved it as far.
  */
-static __always_inline void llc_clock_advance(u32 llc, u64 vtime)
+static __always_inline void queue_clock_advance(u32 dsq, u64 vtime)
 {
-	u64 *clock = bpf_map_lookup_elem(&llc_vtime, &llc);
+	u64 *clock = bpf_map_lookup_elem(&dsq_vtime, &dsq);
 	u64 old, next;
 	u32 i;
 
@@ -912,13 +939,43 @@ __noinline s32 loehle_claim_idle_core_near(struct task_struct *p __arg_trusted,
 	return found;
 }
 
+/*
+ * A normal task was queued and no CPU was idle: it preempts idle work of
+ * its LLC at once, on its own CPU first (loehle/queue.h).
+ */
+static __always_inline void preempt_idle_work(struct loehle_stats *st,
+					      struct task_struct *p, s32 cpu,
+					      u32 llc)
+{
+	const struct cpumask *llc_cpus, *idle_work;
+	struct cpu_state *cs = cpu_state_of(cpu);
+	s32 other = -1, target;
+
+	if (task_is_idle_work(p))
+		return;
+	if (!cs || !loehle_si_runs_idle_work(&cs->si)) {
+		llc_cpus = cpumask_at(LLC_IDX(llc));
+		idle_work = cpumask_at(LOEHLE_IDLE_WORK_MASK);
+		if (llc_cpus && idle_work) {
+			other = bpf_cpumask_any_and_distribute(llc_cpus, idle_work);
+			if (other >= (s32)nr_cpus)
+				other = -1;
+		}
+	}
+	target = loehle_preempt_for(0, cpu, cs && loehle_si_runs_idle_work(&cs->si),
+				    other);
+	if (target < 0)
+		return;
+	scx_bpf_kick_cpu(target, SCX_KICK_PREEMPT);
+	stat_add(st, LOEHLE_STAT_SCHED_IDLE_PREEMPT, 1);
+}
+
 void LOEHLE_STRUCT_OPS(loehle_enqueue, struct task_struct *p, u64 enq_flags)
 {
 	struct loehle_config cfg;
 	struct loehle_stats *st;
-	struct cpu_state *cs;
 	s32 cpu = scx_bpf_task_cpu(p), idle;
-	u32 llc = cpu_llc(cpu);
+	u32 llc = cpu_llc(cpu), dsq = queue_of(p, llc);
 	u64 vtime = p->scx.dsq_vtime;
 
 	read_config(&cfg);
@@ -949,18 +1006,19 @@ void LOEHLE_STRUCT_OPS(loehle_enqueue, struct task_struct *p, u64 enq_flags)
 			}
 		}
 		/*
-		 * Nobody waiting in its LLC: keep the CPU. Bouncing through
-		 * the shared DSQ would let another CPU (maybe a busy core's
-		 * sibling) steal it for nothing.
+		 * Normal work with nobody waiting in its LLC keeps the CPU:
+		 * bouncing through the shared queue would let another CPU
+		 * (maybe a busy core's sibling) steal it for nothing. Idle
+		 * work always goes back to its queue, behind whatever came.
 		 */
-		if (!scx_bpf_dsq_nr_queued(llc)) {
+		if (dsq == llc && !scx_bpf_dsq_nr_queued(llc)) {
 			loehle_dsq_insert(p, SCX_DSQ_LOCAL, cfg.slice_ns, enq_flags);
 			return;
 		}
 	}
 
-	loehle_dsq_insert_vtime(p, llc, cfg.slice_ns,
-				vtime_bound(vtime, llc, cfg.slice_ns), enq_flags);
+	loehle_dsq_insert_vtime(p, dsq, cfg.slice_ns,
+				vtime_bound(vtime, dsq, cfg.slice_ns), enq_flags);
 
 	/* Wake an idle CPU for it, ours first. */
 	if (scx_bpf_test_and_clear_cpu_idle(cpu)) {
@@ -979,52 +1037,101 @@ void LOEHLE_STRUCT_OPS(loehle_enqueue, struct task_struct *p, u64 enq_flags)
 		stat_add(st, LOEHLE_STAT_KICK, 1);
 		return;
 	}
-	/* No idle CPU: a non-SCHED_IDLE task preempts SCHED_IDLE work. */
-	cs = cpu_state_of(cpu);
-	if (cs && !task_is_sched_idle(p) && loehle_si_runs_idle_work(&cs->si)) {
-		scx_bpf_kick_cpu(cpu, SCX_KICK_PREEMPT);
-		stat_add(st, LOEHLE_STAT_SCHED_IDLE_PREEMPT, 1);
-	}
+	preempt_idle_work(st, p, cpu, llc);
 }
 
-void LOEHLE_STRUCT_OPS(loehle_dispatch, s32 cpu, struct task_struct *prev)
+/*
+ * Move the first task of one of the queues base + llc, base + llc + 1, ...
+ * (wrapping; from the `from`-th on) to this CPU. Counts `own_stat` when it
+ * came from this CPU's LLC, else `remote_stat`.
+ */
+static __always_inline bool move_from_queues(u32 base, u32 llc, u32 from,
+					     u32 own_stat, u32 remote_stat)
 {
-	u32 llc = cpu_llc(cpu), i, other, idx;
+	u32 i, other;
 
-	if (loehle_dsq_move_to_local(llc)) {
-		stat_now(LOEHLE_STAT_DISPATCH_LOCAL_LLC);
-		return;
-	}
-	bpf_for(i, 1, nr_llcs) {
+	bpf_for(i, from, nr_llcs) {
 		other = llc + i;
 		if (other >= nr_llcs)
 			other -= nr_llcs;
-		if (loehle_dsq_move_to_local(other)) {
-			stat_now(LOEHLE_STAT_DISPATCH_REMOTE_LLC);
+		if (loehle_dsq_move_to_local(base + other)) {
+			stat_now(i ? remote_stat : own_stat);
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Is this LLC's idle work owed its allowance now (loehle/queue.h)? */
+static __always_inline bool idle_turn_due(u32 llc, u64 slice_ns)
+{
+	u64 *last = bpf_map_lookup_elem(&llc_idle_run, &llc);
+	s32 queued = scx_bpf_dsq_nr_queued(IDLE_DSQ(llc));
+
+	return last && queued > 0 &&
+	       loehle_idle_turn_due(bpf_ktime_get_ns(), *last, slice_ns, queued);
+}
+
+/*
+ * What this CPU runs next, in loehle/queue.h's order: normal work anywhere
+ * before idle work, a normal prev before idle work, idle work's allowance
+ * first when it is due. "prev may keep the CPU": its slice ran out, nothing
+ * else was found, and seed 002 does not want it moved. Then it gets a new
+ * slice; otherwise the kernel hands it to enqueue (SCX_OPS_ENQ_LAST), where
+ * the seed-002 move happens. Without ENQ_LAST the kernel would keep the last
+ * task running unasked, and the move would happen only when another task
+ * waited.
+ */
+void LOEHLE_STRUCT_OPS(loehle_dispatch, s32 cpu, struct task_struct *prev)
+{
+	u32 llc = cpu_llc(cpu), idx, k, plan;
+	bool due, may_keep;
+
+	idx = *(volatile u32 *)&active_config & 1;
+	due = idle_turn_due(llc, configs[idx].slice_ns);
+	may_keep = prev && (prev->scx.flags & SCX_TASK_QUEUED) &&
+		   !(configs[idx].smt == LOEHLE_SMT_IDLE_CORE &&
+		     smt_move_wanted(prev, cpu));
+	plan = loehle_plan_dispatch(due, may_keep, prev && task_is_idle_work(prev));
+	for (k = 0; k < LOEHLE_DISPATCH_STEPS; k++) {
+		switch (loehle_plan_step(plan, k)) {
+		case LOEHLE_STEP_NORMAL:
+			if (move_from_queues(0, llc, 0, LOEHLE_STAT_DISPATCH_LOCAL_LLC,
+					     LOEHLE_STAT_DISPATCH_REMOTE_LLC))
+				return;
+			break;
+		case LOEHLE_STEP_IDLE_LOCAL:
+			if (loehle_dsq_move_to_local(IDLE_DSQ(llc))) {
+				stat_now(due ? LOEHLE_STAT_IDLE_TURN : LOEHLE_STAT_DISPATCH_IDLE);
+				return;
+			}
+			break;
+		case LOEHLE_STEP_IDLE_REMOTE:
+			if (move_from_queues(LOEHLE_MAX_LLCS, llc, 1, 0,
+					     LOEHLE_STAT_DISPATCH_IDLE))
+				return;
+			break;
+		case LOEHLE_STEP_KEEP_PREV:
+			/*
+			 * Only with nothing in the local DSQ: a task that
+			 * arrived there while the rq lock was dropped during
+			 * balance would otherwise wait for prev's new slice.
+			 */
+			if (prev && !scx_bpf_dsq_nr_queued(SCX_DSQ_LOCAL))
+				loehle_set_slice(prev, configs[idx].slice_ns);
+			return;
+		default:
 			return;
 		}
 	}
-	/*
-	 * Nothing else wants this CPU and prev's slice ran out: it keeps the
-	 * CPU with a new slice, unless seed 002 wants it on a whole idle core.
-	 * Then the kernel hands it to enqueue (SCX_OPS_ENQ_LAST), which moves
-	 * it; without ENQ_LAST the kernel would keep it running unasked, and
-	 * the move would happen only when some other task waited.
-	 */
-	if (!prev || !(prev->scx.flags & SCX_TASK_QUEUED))
-		return;
-	idx = *(volatile u32 *)&active_config & 1;
-	if (configs[idx].smt == LOEHLE_SMT_IDLE_CORE && smt_move_wanted(prev, cpu))
-		return;
-	loehle_set_slice(prev, configs[idx].slice_ns);
 }
 
 void LOEHLE_STRUCT_OPS(loehle_running, struct task_struct *p)
 {
 	s32 cpu = scx_bpf_task_cpu(p);
 	struct cpu_state *cs = cpu_state_of(cpu);
-	u32 llc = cpu_llc(cpu);
-	u64 vtime;
+	u32 llc = cpu_llc(cpu), dsq;
+	u64 vtime, *last;
 	bool was;
 
 	if (cs) {
@@ -1035,13 +1142,19 @@ void LOEHLE_STRUCT_OPS(loehle_running, struct task_struct *p)
 		cs->running_since = bpf_ktime_get_ns();
 	}
 	/*
-	 * Measured against this LLC's clock: a remote dispatch or a cross-LLC
-	 * fork brings a vtime from another one.
+	 * Measured against the clock of its queue in this LLC: a remote
+	 * dispatch or a cross-LLC fork brings a vtime from another one.
 	 */
-	vtime = vtime_bound(p->scx.dsq_vtime, llc, config_slice_ns());
+	dsq = queue_of(p, llc);
+	vtime = vtime_bound(p->scx.dsq_vtime, dsq, config_slice_ns());
 	if (vtime != p->scx.dsq_vtime)
 		loehle_set_dsq_vtime(p, vtime);
-	llc_clock_advance(llc, vtime);
+	queue_clock_advance(dsq, vtime);
+	if (dsq != llc) {
+		last = bpf_map_lookup_elem(&llc_idle_run, &llc);
+		if (last)
+			*last = bpf_ktime_get_ns();
+	}
 }
 
 void LOEHLE_STRUCT_OPS(loehle_stopping, struct task_struct *p, bool runnable)
@@ -1065,7 +1178,8 @@ void LOEHLE_STRUCT_OPS(loehle_stopping, struct task_struct *p, bool runnable)
 	 * Bound it here too, not only when it queues: a task kept on its CPU
 	 * at slice expiry runs again without queueing.
 	 */
-	loehle_set_dsq_vtime(p, vtime_bound(vtime, cpu_llc(cpu), config_slice_ns()));
+	loehle_set_dsq_vtime(p, vtime_bound(vtime, queue_of(p, cpu_llc(cpu)),
+					    config_slice_ns()));
 }
 
 /*
@@ -1100,8 +1214,8 @@ void LOEHLE_STRUCT_OPS(loehle_cpu_acquire, s32 cpu,
 
 void LOEHLE_STRUCT_OPS(loehle_enable, struct task_struct *p)
 {
-	u32 llc = cpu_llc(scx_bpf_task_cpu(p));
-	u64 *clock = bpf_map_lookup_elem(&llc_vtime, &llc);
+	u32 dsq = queue_of(p, cpu_llc(scx_bpf_task_cpu(p)));
+	u64 *clock = bpf_map_lookup_elem(&dsq_vtime, &dsq);
 
 	loehle_set_dsq_vtime(p, clock ? *clock : 0);
 }
@@ -1162,6 +1276,9 @@ s32 LOEHLE_STRUCT_OPS_SLEEPABLE(loehle_init)
 	compat_flags = loehle_compat_flags();
 	bpf_for(i, 0, nr_llcs) {
 		ret = scx_bpf_create_dsq(i, -1);
+		if (ret)
+			return ret;
+		ret = scx_bpf_create_dsq(IDLE_DSQ(i), -1);
 		if (ret)
 			return ret;
 		ret = make_group_mask(i, 0, i, group_len(0, i));

@@ -19,6 +19,7 @@
 
 #include "loehle/intf.h"
 #include "loehle/policy.h"
+#include "loehle/queue.h"
 #include "loehle/sample.h"
 #include "loehle/sched_idle.h"
 #include "loehle/vtime.h"
@@ -40,7 +41,5 @@
 
 /* power:cpu_idle reports this state when a CPU leaves idle. */
 #define LOEHLE_PWR_EVENT_EXIT	((u32)-1)
-/* Idle state of a CPU that has not published one since it went idle. */
-#define LOEHLE_STATE_UNPUBLISHED ((u32)-1)
 
 #endif /* LOEHLE_BPF_H */

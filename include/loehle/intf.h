@@ -112,6 +112,8 @@ enum loehle_stat {
 	LOEHLE_STAT_SI_CLAIM_LOST,	/* sched-idle claim dropped at the re-check */
 	LOEHLE_STAT_SCAN_SKIPPED,	/* wakeup scan skipped: nothing idle in the LLC */
 	LOEHLE_STAT_CPU_RELEASE,	/* a higher sched class took a CPU */
+	LOEHLE_STAT_DISPATCH_IDLE,	/* idle work dispatched: nothing else in reach */
+	LOEHLE_STAT_IDLE_TURN,		/* idle work dispatched by its allowance */
 	LOEHLE_STAT_EVENTS,
 	LOEHLE_STAT_EVENT_DROPS,
 	LOEHLE_NR_STATS,

@@ -124,6 +124,20 @@ struct loehle_choice {
 	__u8 si_fallback;	/* IDLE_FIRST's fallback: sched-idle, no idle CPU seen */
 };
 
+/* An idle state index no CPU has published since it went idle. */
+#define LOEHLE_STATE_UNPUBLISHED ((__u32)-1)
+
+/*
+ * The exit-latency key of an idle CPU in idle state `state`, whose table
+ * gives `latency` for that state: a CPU that has not published its state
+ * yet (or an index past the table) counts as the deepest, LOEHLE_U64_MAX,
+ * so that it wins only when nothing published is idle (seed 000 v2).
+ */
+static inline __u64 loehle_exit_latency_key(__u32 state, __u64 latency)
+{
+	return state < LOEHLE_MAX_IDLE_STATES ? latency : LOEHLE_U64_MAX;
+}
+
 /* The kernel's reciprocal_scale(): maps a 32-bit random value into [0, n). */
 static inline __u32 loehle_reciprocal_scale(__u32 val, __u32 n)
 {

@@ -9,7 +9,8 @@
 #   BENCH_SCHED   the scheduler binary (default <repo>/build/scx_loehle)
 #   BENCH_QUICK   1: one repetition at small sizes (smoke run)
 #   BENCH_REPS    repetitions per configuration (default 5; 1 when quick)
-#   BENCH_ONLY    one experiment: fork, schedidle, latency, smt, overhead
+#   BENCH_ONLY    one experiment: fork, schedidle, latency, smt, overhead,
+#                 foreground
 #
 # Layout of $BENCH_OUT:
 #   meta/            uname, versions, topology, settings of this run
@@ -392,6 +393,47 @@ wl_overhead() { # DIR LOAD
 		hackbench -g 4 -f 10 -l "$OH_HB" >"$1/hackbench.txt" 2>&1
 }
 
+# ---- experiment 6: the foreground beside SCHED_IDLE noise (idle work yields) -------
+# params "SCOPE-NOISE": the foreground (perf bench sched messaging, hackbench,
+# cyclictest) on half the CPUs or on all of them, alone or beside SCHED_IDLE
+# CPU hogs on every CPU. The noise's work done is the CPU time its workers
+# got (clock ticks), per second of the run.
+wl_foreground() { # DIR SCOPE-NOISE
+	local _scope _noise _cpus _n _fail _np _t0 _ticks _p
+	_scope=${2%-*} _noise=${2#*-}
+	if [ "$_scope" = half ]; then _n=$((NCPUS / 2)); else _n=$NCPUS; fi
+	_cpus=0-$((_n - 1))
+	_fail=0 _np=
+	if [ "$_noise" = noise ]; then
+		(cd "$TMPD" && exec chrt --idle 0 stress-ng --cpu "$NCPUS" --cpu-method int64 -t 600 --quiet) &
+		_np=$!
+		sleep 0.5
+	fi
+	_t0=$(uptime_s)
+	timeout "$LIMIT" taskset -c "$_cpus" perf bench sched messaging -g "$FG_GROUPS" -l "$FG_LOOPS" \
+		>"$1/messaging.txt" 2>&1 || _fail=1
+	timeout "$LIMIT" taskset -c "$_cpus" hackbench -g "$FG_GROUPS" -f 10 -l "$FG_HB" \
+		>"$1/hackbench.txt" 2>&1 || _fail=1
+	timeout "$LIMIT" taskset -c "$_cpus" cyclictest -m -q -D "$FG_D" -t "$_n" -i 1000 -h 100000 \
+		--policy=other >"$1/cyclictest.raw" 2>"$1/cyclictest.err" || _fail=1
+	awk '/^#/ { print; next } { s = 0; for (i = 2; i <= NF; i++) s += $i; if (s > 0) print }' \
+		"$1/cyclictest.raw" >"$1/cyclictest.txt"
+	rm -f "$1/cyclictest.raw"
+	if [ -n "$_np" ]; then
+		_ticks=0
+		for _p in $(descendants "$_np"); do
+			[ "$_p" = "$_np" ] && continue
+			_ticks=$((_ticks + $(awk '{ print $14 + $15 }' "/proc/$_p/stat" 2>/dev/null || echo 0)))
+		done
+		echo "noise_ticks=$_ticks" >"$1/noise.env"
+		echo "noise_s=$(fsub "$_t0" "$(uptime_s)")" >>"$1/noise.env"
+		echo "clk_tck=$(getconf CLK_TCK 2>/dev/null || echo 100)" >>"$1/noise.env"
+		kill "$_np" 2>/dev/null
+		wait "$_np" 2>/dev/null
+	fi
+	return $_fail
+}
+
 # ---- meta ----------------------------------------------------------------------------
 write_meta() {
 	_m=$OUT/meta
@@ -417,6 +459,10 @@ write_meta() {
 		echo "smt_cores=$SMT_CORES"
 		echo "oh_t=$OH_T"
 		echo "oh_hb=$OH_HB"
+		echo "fg_groups=$FG_GROUPS"
+		echo "fg_loops=$FG_LOOPS"
+		echo "fg_hb=$FG_HB"
+		echo "fg_d=$FG_D"
 		echo "vm=${LOEHLE_VM:-0}"
 		echo "vm_cpus=${LOEHLE_VM_CPUS:-}"
 		echo "vm_smt=${LOEHLE_VM_SMT:-}"
@@ -455,11 +501,13 @@ if [ "$QUICK" = 1 ]; then
 	SI_SIZES="2 8" SI_JOBS=16 SI_LOOP=10000
 	LAT_D=2 LAT_PIPE=200 LAT_HB=10
 	SMT_T=5 OH_T=2 OH_HB=20
+	FG_GROUPS=2 FG_LOOPS=50 FG_HB=20 FG_D=2
 else
 	FORK_T=5 FORK_SIZES="1,1 4,1 4,4 8,1 8,4 16,1"
 	SI_SIZES="1 2 4 8 16" SI_JOBS=32 SI_LOOP=10000
 	LAT_D=10 LAT_PIPE=10000 LAT_HB=100
 	SMT_T=10 OH_T=5 OH_HB=100
+	FG_GROUPS=4 FG_LOOPS=200 FG_HB=100 FG_D=5
 fi
 LAT_THREADS=4
 # SCHED_IDLE noise on half the CPUs: the modes differ only when some CPUs are
@@ -487,11 +535,20 @@ CFG_latency="kernel=kernel builtin=builtin/mainline/idle-core mainline=reservoir
 if [ "$QUICK" = 1 ]; then PS_latency="t1"; else PS_latency="t1 t2"; fi
 CFG_smt="kernel=kernel builtin=builtin/wakee-aware/off off=reservoir/wakee-aware/off idle-core=reservoir/wakee-aware/idle-core"
 PS_smt=$SMT_CORES
+# The foreground beside idle work: every SCHED_IDLE mode, in the default
+# configuration otherwise; quick runs take the default and the baselines.
+if [ "$QUICK" = 1 ]; then
+	CFG_foreground="kernel=kernel builtin=builtin/wakee-aware/idle-core wakee-aware=reservoir/wakee-aware/idle-core"
+	PS_foreground="all-alone all-noise"
+else
+	CFG_foreground="kernel=kernel builtin=builtin/wakee-aware/idle-core mainline=reservoir/mainline/idle-core wakee-aware=reservoir/wakee-aware/idle-core idle-first=reservoir/idle-first/idle-core ignore=reservoir/ignore/idle-core"
+	PS_foreground="half-alone half-noise all-alone all-noise"
+fi
 CFG_overhead="builtin=builtin/wakee-aware/off recency=recency/wakee-aware/off first=first/wakee-aware/off reservoir=reservoir/wakee-aware/off default=reservoir/wakee-aware/idle-core"
 PS_overhead="fork4+hackbench"
 
 EXPS=
-for e in fork schedidle latency smt overhead; do want "$e" && EXPS="$EXPS $e"; done
+for e in fork schedidle latency smt overhead foreground; do want "$e" && EXPS="$EXPS $e"; done
 want latency && cg_setup
 
 # Every start of a sched_ext scheduler flips static keys, i.e. patches kernel

@@ -22,12 +22,16 @@ EXPERIMENTS = {
     "latency": "Wakeup latency beside SCHED_IDLE noise (seed 004)",
     "smt": "SMT: one task per core (seed 002)",
     "overhead": "select_cpu overhead",
+    "foreground": "The foreground beside SCHED_IDLE work",
 }
 FORK_POLICIES = ["kernel", "builtin", "recency", "first", "reservoir"]
 SI_CONFIGS = ["kernel", "builtin", "mainline", "wakee-aware"]
 LAT_CONFIGS = ["kernel", "builtin", "mainline", "wakee-aware", "idle-first", "ignore"]
 SMT_CONFIGS = ["kernel", "builtin", "off", "idle-core"]
 OH_POLICIES = ["builtin", "recency", "first", "reservoir", "default"]
+FG_CONFIGS = ["kernel", "builtin", "mainline", "wakee-aware", "idle-first", "ignore"]
+FG_QUICK_CONFIGS = ["kernel", "builtin", "wakee-aware"]
+FG_PARAMS = ["half-alone", "half-noise", "all-alone", "all-noise"]
 PCTS = [("p50", 50.0), ("p90", 90.0), ("p99", 99.0), ("p99.9", 99.9)]
 # The scheduler's performance goals (issue 4): claim key, what, bound, sense.
 GOAL_FORK_SIZE = "8,4"
@@ -38,6 +42,14 @@ GOALS = [
      "claim-failure rate under `--fork 8 --fork-max 4`, reservoir / first", 0.6, "<="),
     ("fork_8_4_throughput_ratio_reservoir_kernel",
      "`--fork 8 --fork-max 4` bogo ops/s, reservoir / kernel scheduler", 0.95, ">="),
+    ("foreground_throughput_vs_kernel",
+     "foreground throughput beside SCHED_IDLE noise (all CPUs), default config / kernel", 0.95, ">="),
+    ("foreground_throughput_vs_alone",
+     "foreground throughput beside SCHED_IDLE noise / without it (all CPUs), default config", 0.9, ">="),
+    ("foreground_p99_vs_kernel",
+     "foreground wakeup p99 beside SCHED_IDLE noise (all CPUs), default config / kernel", 1.1, "<="),
+    ("noise_work_vs_kernel",
+     "SCHED_IDLE noise's work done beside the saturating foreground, default config / kernel", 2.0, "<="),
 ]
 
 NOTE = ("These figures come from a QEMU TCG guest whose vCPUs share the host's "
@@ -194,6 +206,25 @@ def parse_latency(d):
     return res
 
 
+def parse_foreground(d):
+    res = {"cyclictest": parse_cyclictest(d)}
+    m = re.search(r"Total time:\s*([0-9.]+)", read(os.path.join(d, "messaging.txt"), ""))
+    if not m:
+        raise ParseError("perf bench sched messaging printed no Total time")
+    res["messaging_s"] = float(m.group(1))
+    m = re.search(r"Time:\s*([0-9.]+)", read(os.path.join(d, "hackbench.txt"), ""))
+    if not m:
+        raise ParseError("hackbench printed no Time:")
+    res["hackbench_s"] = float(m.group(1))
+    noise = read_env(os.path.join(d, "noise.env"))
+    if noise:
+        ticks, secs, hz = num(noise.get("noise_ticks")), num(noise.get("noise_s")), num(noise.get("clk_tck"))
+        if ticks is None or not secs or not hz:
+            raise ParseError("noise.env lacks noise_ticks, noise_s or clk_tck")
+        res["noise_cpus"] = ticks / hz / secs
+    return res
+
+
 def topology(raw):
     cores = {}
     for line in read(os.path.join(raw, "meta", "topology.tsv"), "").splitlines():
@@ -262,6 +293,8 @@ def parse_run(raw, entry, core_of):
         m.update(parse_latency(d))
     if exp == "smt":
         m.update(parse_smt(d, core_of))
+    if exp == "foreground":
+        m.update(parse_foreground(d))
     if exp == "overhead":
         hb = re.search(r"Time:\s*([0-9.]+)", read(os.path.join(d, "hackbench.txt"), ""))
         m["hackbench_s"] = float(hb.group(1)) if hb else None
@@ -588,10 +621,58 @@ def report_overhead(runs, meta, p, md, claims):
     del params
 
 
+def report_foreground(runs, meta, p, md, claims):
+    g = group(runs, "foreground")
+    md.append("The foreground, `perf bench sched messaging -g {g} -l {l}` and `hackbench -g {g} -f 10 -l {h}` "
+              "(throughput: 1 / time) and `cyclictest` (one SCHED_OTHER thread per foreground CPU, {d} s, "
+              "wakeup latency in µs), on half the CPUs or on all of them, alone and beside "
+              "`chrt --idle 0 stress-ng --cpu` hogs on every CPU; the noise's work done is the CPU time its "
+              "workers got, in CPUs. Idle work should cost the foreground nothing "
+              "(Documentation/policies.md, \"Idle work\"). Median over repetitions [min-max].\n"
+              .format(g=meta.get("fg_groups"), l=meta.get("fg_loops"), h=meta.get("fg_hb"), d=meta.get("fg_d")))
+    params = [x for x in FG_PARAMS if any(k[1] == x for k in g)]
+    configs = [c for c in FG_CONFIGS if any(k[0] == c for k in g)]
+    hdr = ("| config | setting | messaging s | hackbench s | p99 µs | noise CPUs | "
+           "messaging vs kernel | vs alone | p99 vs kernel | noise vs kernel |")
+    md += [hdr, "|" + "---|" * (hdr.count("|") - 1)]
+    tp_series = []
+    for scope in ("half", "all"):
+        for c in configs:
+            for noise in ("alone", "noise"):
+                x = f"{scope}-{noise}"
+                if x not in params:
+                    continue
+                rs = g.get((c, x), [])
+                msg = metric(rs, lambda v: v["messaging_s"])
+                k_msg = metric(g.get(("kernel", x), []), lambda v: v["messaging_s"])
+                own_alone = metric(g.get((c, f"{scope}-alone"), []), lambda v: v["messaging_s"])
+                p99 = metric(rs, lambda v: v["cyclictest"]["p99"])
+                k99 = metric(g.get(("kernel", x), []), lambda v: v["cyclictest"]["p99"])
+                nz = metric(rs, lambda v: v.get("noise_cpus"))
+                knz = metric(g.get(("kernel", x), []), lambda v: v.get("noise_cpus"))
+                # Throughput is 1 / time: the ratio of times, inverted.
+                vs_k = ratio(k_msg, msg)
+                vs_alone = ratio(own_alone, msg) if noise == "noise" else None
+                md.append(f"| {c} | {x} | {cell(msg, 3)} | {cell(metric(rs, lambda v: v['hackbench_s']), 3)} | "
+                          f"{cell(p99, 0)} | {cell(nz, 2)} | {rfmt(vs_k, 2)} | {rfmt(vs_alone, 2)} | "
+                          f"{rfmt(ratio(p99, k99), 2)} | {rfmt(ratio(nz, knz), 2)} |")
+                if c == "wakee-aware" and x == "all-noise":
+                    claims["foreground_throughput_vs_kernel"] = vs_k
+                    claims["foreground_throughput_vs_alone"] = vs_alone
+                    claims["foreground_p99_vs_kernel"] = ratio(p99, k99)
+                    claims["noise_work_vs_kernel"] = ratio(nz, knz)
+                if x == "all-noise":
+                    tp_series.append(metric(rs, lambda v: 1.0 / v["messaging_s"] if v["messaging_s"] else None))
+    md.append("")
+    if tp_series:
+        img(md, bars_plot(p, "foreground_throughput", "messaging throughput beside SCHED_IDLE noise (1/s)",
+                          "1/s", configs, tp_series), "foreground throughput")
+
+
 REPORTERS = {"fork": report_fork, "schedidle": report_schedidle, "latency": report_latency,
-             "smt": report_smt, "overhead": report_overhead}
+             "smt": report_smt, "overhead": report_overhead, "foreground": report_foreground}
 REQUIRED = {"fork": FORK_POLICIES, "schedidle": SI_CONFIGS, "latency": LAT_CONFIGS,
-            "smt": SMT_CONFIGS, "overhead": OH_POLICIES}
+            "smt": SMT_CONFIGS, "overhead": OH_POLICIES, "foreground": FG_CONFIGS}
 
 
 def scx_version(versions):
@@ -632,7 +713,10 @@ def main():
             problems.append(f"{x}: no runs at all")
             continue
         have = {r["config"] for r in runs if r["exp"] == x and not r["warmup"] and r.get("metrics")}
-        missing = [c for c in REQUIRED[x] if c not in have]
+        required = REQUIRED[x]
+        if x == "foreground" and meta.get("quick") == "1":
+            required = FG_QUICK_CONFIGS
+        missing = [c for c in required if c not in have]
         if missing:
             problems.append(f"{x}: no parseable run for {', '.join(missing)}")
 

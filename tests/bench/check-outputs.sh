@@ -18,7 +18,7 @@ try:
         res = json.load(f)
 except (OSError, ValueError) as e:
     die(f"results.json does not load: {e}")
-exps = ["fork", "schedidle", "latency", "smt", "overhead"]
+exps = ["fork", "schedidle", "latency", "smt", "overhead", "foreground"]
 for x in exps:
     if not any(r.get("exp") == x and r.get("metrics") for r in res.get("runs", [])):
         die(f"results.json has no parsed run of {x}")
@@ -33,7 +33,8 @@ except OSError as e:
     die(f"no report.md: {e}")
 for h in ["## Fork placement (seed 000)", "## SCHED_IDLE batch work (seed 003)",
           "## Wakeup latency beside SCHED_IDLE noise (seed 004)",
-          "## SMT: one task per core (seed 002)", "## select_cpu overhead"]:
+          "## SMT: one task per core (seed 002)", "## select_cpu overhead",
+          "## The foreground beside SCHED_IDLE work"]:
     if h not in md:
         die(f"report.md lacks the heading '{h}'")
 pngs = re.findall(r"\]\((plots/[^)]+\.png)\)", md)

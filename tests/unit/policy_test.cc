@@ -254,6 +254,15 @@ TEST(PolicyReciprocalScale, MapsIntoRangeWithoutDivision) {
 }
 
 // intf.h: "log2 buckets: 1, 2-3, 4-7, ..." capped at LOEHLE_TIE_BUCKETS - 1.
+// seed 000 v2: "Use a u64 latency key with U64_MAX for unpublished states."
+TEST(PolicyExitLatencyKey, UnpublishedIsTheDeepest) {
+  EXPECT_EQ(loehle_exit_latency_key(0, 0), 0u);
+  EXPECT_EQ(loehle_exit_latency_key(2, 150'000), 150'000u);
+  EXPECT_EQ(loehle_exit_latency_key(LOEHLE_MAX_IDLE_STATES - 1, 7), 7u);
+  EXPECT_EQ(loehle_exit_latency_key(LOEHLE_STATE_UNPUBLISHED, 0), kUnpublished);
+  EXPECT_EQ(loehle_exit_latency_key(LOEHLE_MAX_IDLE_STATES, 5), kUnpublished);
+}
+
 TEST(PolicyTieBucket, Log2BucketsWithCap) {
   EXPECT_EQ(loehle_tie_bucket(1), 0u);
   EXPECT_EQ(loehle_tie_bucket(2), 1u);

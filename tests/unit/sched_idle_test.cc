@@ -165,13 +165,22 @@ TEST(SchedIdleClaim, LostWhenANormalTaskStartedAfterTheScan) {
   loehle_si_on_running(&s, 0, kNormalPid);  // meanwhile
   EXPECT_FALSE(Claim(&s, kWakeePid, kNow));
   EXPECT_EQ(s.claim, 0u);
-  // And the interleaving where the normal task starts between the
-  // compare-and-swap and the re-check.
+  // The interleaving the re-check exists for: the claim word is read and
+  // found free, then a normal task starts (which leaves the word 0), then
+  // the compare-and-swap from 0 succeeds.
   s = RunningIdleWork();
-  const uint64_t mine = loehle_si_claim_word(kWakeePid, kNow);
-  ASSERT_TRUE(loehle_si_claimable(&s, s.claim, kNow, kTtl));
-  s.claim = mine;
+  const uint64_t seen = s.claim;
+  ASSERT_TRUE(loehle_si_claimable(&s, seen, kNow, kTtl));
   loehle_si_on_running(&s, 0, kNormalPid);
+  ASSERT_EQ(s.claim, seen);  // the compare-and-swap would succeed
+  const uint64_t mine = loehle_si_claim_word(kWakeePid, kNow);
+  s.claim = mine;
+  EXPECT_FALSE(loehle_si_claim_holds(&s, mine));
+  // Likewise a higher class taking the CPU in that window.
+  s = RunningIdleWork();
+  ASSERT_TRUE(loehle_si_claimable(&s, s.claim, kNow, kTtl));
+  loehle_si_on_release(&s);
+  s.claim = mine;
   EXPECT_FALSE(loehle_si_claim_holds(&s, mine));
 }
 

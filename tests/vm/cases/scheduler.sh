@@ -258,49 +258,66 @@ case_hotplug_restart() {
 	stop_sched
 }
 
-# No starvation: SCHED_IDLE CPU hogs beside a steady stream of short-running
-# normal tasks (hackbench) must each get CPU time in every window. Before
-# vtime was bounded to its LLC's window, weight 1 (or a vtime brought from
-# another LLC's clock) put a hog so far ahead that it waited 34 s and the
-# watchdog ejected the scheduler.
+# Idle work yields, and still never starves (Documentation/policies.md,
+# "Idle work"). Normal CPU hogs saturate all 8 CPUs; 4 SCHED_IDLE hogs run
+# beside them. Idle work then runs only by its allowance: one slice per LLC
+# every 64 slices (320 ms), so each SCHED_IDLE hog runs at least about
+# every 1.3 s (all four in one LLC) and, by design, within 5 s whatever the
+# count. Checked, per policy, over three 6-s windows: every SCHED_IDLE hog
+# got CPU time in every window, and the SCHED_IDLE hogs together got less
+# than 20% of the CPU time the two groups used. The allowance is about 0.4%
+# on real hardware; under single-threaded TCG with every vCPU busy each of
+# its slices stretches to the round-robin cycle of the busy vCPUs (seen:
+# 2.7% to 7.7%), while a plain round robin among the twelve hogs gives
+# SCHED_IDLE a third.
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null; }
+
 case_sched_idle_progress() {
 	for policy in builtin reservoir; do
-		start_sched --policy="$policy" --sched-idle=mainline
-		cg=/sys/fs/cgroup/idle-hogs
-		mkdir -p "$cg"
-		( echo 0 >"$cg/cgroup.procs"; exec chrt --idle 0 stress-ng --cpu 4 --cpu-method int64 -t 60 --quiet ) &
-		hogs=$!
-		sleep 1
-		hackbench -g 2 -f 10 -l 100000 >/dev/null 2>&1 &
-		bench=$!
-		sleep 1
-		stuck=0
-		for window in 1 2 3 4; do
-			for pid in $(cat "$cg/cgroup.procs"); do
-				[ "$(cat /proc/$pid/comm 2>/dev/null)" = stress-ng ] && continue
-				awk '{ print $14 + $15 }' /proc/$pid/stat 2>/dev/null >"/tmp/t.$pid.$window"
-			done
-			sleep 3
+		start_sched --policy="$policy"
+		stress-ng --cpu 8 --cpu-method int64 -t 40 --quiet &
+		normal=$!
+		chrt --idle 0 stress-ng --cpu 4 --cpu-method int64 -t 40 --quiet &
+		idle=$!
+		# The SCHED_IDLE parent forks its workers on idle work's
+		# allowance only: give it time.
+		n=0
+		while [ $n -lt 100 ]; do
+			workers=$(cat /proc/$idle/task/$idle/children 2>/dev/null)
+			[ "$(echo $workers | wc -w)" -ge 4 ] && break
+			n=$((n + 1))
+			sleep 0.2
 		done
-		for f in /tmp/t.*.1; do
-			pid=${f#/tmp/t.}; pid=${pid%.1}
-			prev=
-			for window in 1 2 3 4; do
-				now=$(cat "/tmp/t.$pid.$window" 2>/dev/null)
-				if [ -n "$prev" ] && [ -n "$now" ] && [ "$now" -le "$prev" ]; then
+		sleep 1
+		fg=$(cat /proc/$normal/task/$normal/children 2>/dev/null)
+		[ "$(echo $workers | wc -w)" -eq 4 ] || fail "$policy: expected 4 SCHED_IDLE workers, got [$workers]"
+		[ "$(echo $fg | wc -w)" -eq 8 ] || fail "$policy: expected 8 normal workers, got [$fg]"
+		stuck=0 w=0
+		for pid in $workers; do eval "t_$pid=$(cpu_ticks $pid)"; done
+		idle0=0; for pid in $workers; do idle0=$((idle0 + $(cpu_ticks $pid))); done
+		fg0=0; for pid in $fg; do fg0=$((fg0 + $(cpu_ticks $pid))); done
+		while [ $w -lt 3 ]; do
+			w=$((w + 1))
+			sleep 6
+			for pid in $workers; do
+				now=$(cpu_ticks $pid)
+				eval "before=\$t_$pid"
+				if [ -n "$now" ] && [ "$now" -le "$before" ]; then
 					stuck=$((stuck + 1))
-					echo "$policy: SCHED_IDLE hog $pid got no CPU between windows ($prev -> $now ticks)"
+					echo "$policy: SCHED_IDLE hog $pid got no CPU in window $w ($before -> $now ticks)"
 				fi
-				prev=$now
+				eval "t_$pid=$now"
 			done
 		done
-		rm -f /tmp/t.*
-		kill "$bench" 2>/dev/null; wait "$bench" 2>/dev/null
-		kill "$hogs" 2>/dev/null; wait "$hogs" 2>/dev/null
-		expect_enabled "SCHED_IDLE hogs beside hackbench under $policy"
+		idle1=0; for pid in $workers; do idle1=$((idle1 + $(cpu_ticks $pid))); done
+		fg1=0; for pid in $fg; do fg1=$((fg1 + $(cpu_ticks $pid))); done
+		share=$(awk -v i=$((idle1 - idle0)) -v f=$((fg1 - fg0)) 'BEGIN { printf "%.4f", i + f ? i / (i + f) : 1 }')
+		kill "$normal" "$idle" 2>/dev/null; wait "$normal" "$idle" 2>/dev/null
+		turns=$(gen_value 1 "idle turns")
+		expect_enabled "SCHED_IDLE hogs beside saturating normal work under $policy"
 		stop_sched
-		rmdir "$cg" 2>/dev/null
-		[ "$stuck" -le 1 ] || fail "$policy: SCHED_IDLE hogs went $stuck windows of 3 s without CPU"
-		echo "$policy: every SCHED_IDLE hog made progress"
+		echo "$policy: SCHED_IDLE share of the CPU time $share over 18 s ($((idle1 - idle0)) vs $((fg1 - fg0)) ticks), allowance turns $turns, windows without progress $stuck"
+		[ "$stuck" -eq 0 ] || fail "$policy: SCHED_IDLE hogs went $stuck windows of 6 s without CPU"
+		awk -v s="$share" 'BEGIN { exit !(s < 0.20) }' || fail "$policy: SCHED_IDLE hogs took $share of the CPU time beside saturating normal work"
 	done
 }

@@ -24,6 +24,14 @@ start_pinned_hogs() {
 	sleep 1
 }
 
+# Pins every task that may move to the CPUs in $1 (kernel threads bound
+# to a CPU refuse, which is fine); `pin_everything_to 0-7` undoes it.
+pin_everything_to() {
+	for pid in $(ls /proc | grep '^[0-9][0-9]*$'); do
+		taskset -a -p -c "$1" "$pid" >/dev/null 2>&1
+	done
+}
+
 stop_hogs() {
 	kill $HOGS 2>/dev/null
 	wait $HOGS 2>/dev/null
@@ -102,48 +110,75 @@ case_seed002_default_vs_off() {
 # Seed 003's premise, default configuration: a normal wakee placed on a CPU
 # that runs only SCHED_IDLE work preempts it at once, instead of waiting for
 # its slice (20 ms here, so that waiting would show as ~10 ms on average).
-# cyclictest (SCHED_OTHER) alone, then beside a SCHED_IDLE hog, both pinned
-# to CPU 3, same boot. One busy CPU only: under single-threaded TCG a vCPU
-# waits its turn behind every other busy vCPU (tens of ms with all eight
-# busy), which would hide the difference.
+# Wakeup latency alone, then beside a SCHED_IDLE hog on CPU 3, in two ways,
+# same boot:
+# - build/loehle-wakelat allowed on CPUs 2 and 3, with a normal hog on CPU
+#   2: its wakeups go through select_cpu, which places it on CPU 3 with
+#   SCX_ENQ_PREEMPT (cyclictest cannot show this: it pins its thread);
+# - cyclictest pinned to CPU 3: the kernel skips select_cpu for a one-CPU
+#   task, so the wakeup is queued and enqueue kicks the idle work
+#   (SCX_KICK_PREEMPT).
+# Few busy CPUs only: under single-threaded TCG a vCPU waits its turn behind
+# every other busy vCPU (tens of ms with all eight busy), which would hide
+# the difference.
+WAKELAT=${LOEHLE_BUILD_DIR:-build}/loehle-wakelat
+
 cyclictest_avg_us() {
-	cyclictest -q -m --policy=other -a 3 -t 1 -i 4000 -l 500 2>/dev/null |
+	taskset -c "$1" cyclictest -q -m --policy=other -t 1 -i 4000 -l 500 2>/dev/null |
 		sed -n 's/.*Avg: *\([0-9]*\).*/\1/p' | head -n 1
 }
 
 case_seed003_normal_wakee_preempts() {
+	[ -x "$WAKELAT" ] || fail "$WAKELAT is missing (built with the project)"
 	start_sched --slice-us=20000
-	alone=$(cyclictest_avg_us)
+	alone=$(cyclictest_avg_us 3)
+	set -- $(taskset -c 2,3 "$WAKELAT" 4000 400)
+	placed_alone=$1
 	taskset -c 3 chrt --idle 0 stress-ng --cpu 1 --cpu-method int64 -t 60 --quiet &
-	hogs=$!
+	idle_hog=$!
 	sleep 1
-	beside=$(cyclictest_avg_us)
-	kill "$hogs"; wait "$hogs" 2>/dev/null
+	pinned=$(cyclictest_avg_us 3)
+	start_pinned_hogs 2
+	set -- $(taskset -c 2,3 "$WAKELAT" 4000 400)
+	placed=$1 placed_p99=$2
+	stop_hogs
+	kill "$idle_hog"; wait "$idle_hog" 2>/dev/null
 	preempts=$(gen_value 1 "sched-idle preempt")
-	echo "cyclictest avg wakeup latency on CPU 3: alone ${alone} us, beside a SCHED_IDLE hog ${beside} us; sched-idle preemptions $preempts"
-	[ -n "$alone" ] && [ -n "$beside" ] || fail "cyclictest printed no averages"
-	[ "${preempts:-0}" -gt 0 ] || fail "no sched-idle preemption counted"
-	[ "$beside" -le $((alone * 3 + 2000)) ] ||
-		fail "a normal wakee beside a SCHED_IDLE hog waited ${beside} us on average (alone ${alone} us): not run at once"
+	echo "avg wakeup latency alone: placed ${placed_alone} us, pinned ${alone} us; beside a SCHED_IDLE hog: placed by select_cpu ${placed} us (p99 ${placed_p99}), pinned ${pinned} us; sched-idle preemptions $preempts"
+	[ -n "$alone" ] && [ -n "$pinned" ] && [ -n "$placed" ] && [ -n "$placed_alone" ] ||
+		fail "no latency figures (cyclictest or $WAKELAT printed nothing)"
+	[ "$placed" -le $((placed_alone * 3 + 2000)) ] ||
+		fail "a normal wakee placed on a SCHED_IDLE CPU waited ${placed} us on average (alone ${placed_alone} us): not run at once"
+	[ "$pinned" -le $((alone * 3 + 2000)) ] ||
+		fail "a normal wakee queued behind a SCHED_IDLE hog waited ${pinned} us on average (alone ${alone} us): not run at once"
 	expect_enabled "the SCHED_IDLE hog"
 	stop_sched
 }
 
 # Seed 003/004: SCHED_IDLE forks packed onto sched-idle CPUs (mainline)
-# must not use the CPUs up: each claim ends when its claimant runs. Before
-# claims expired, ~8 packings (one per CPU) left no CPU sched-idle.
+# must not use the CPUs up: each claim ends when its claimant runs there.
+# Before claims ended, ~7 packings (one per CPU) left no CPU sched-idle.
+# Every other task is pinned to CPU 0 meanwhile: a normal task running on a
+# claimed CPU also ends the claim, and would hide the loss.
 case_seed003_claims_do_not_exhaust() {
-	start_sched --sched-idle=mainline
-	chrt --idle 0 stress-ng --cpu 8 --cpu-method int64 -t 60 --quiet &
+	start_sched --sched-idle=mainline --sample-every=1
+	pin_everything_to 0
+	trap 'pin_everything_to 0-7' EXIT
+	taskset -c 1-7 chrt --idle 0 stress-ng --cpu 7 --cpu-method int64 -t 60 --quiet &
 	hogs=$!
 	sleep 1
-	chrt --idle 0 sh -c 'i=0; while [ $i -lt 200 ]; do chrt -p $$ >/dev/null; i=$((i + 1)); done'
+	"$SCHED" trace --out=/tmp/claims.jsonl 2>/tmp/trace.err &
+	tracer=$!
+	sleep 0.5
+	taskset -c 1-7 chrt --idle 0 sh -c 'i=0; while [ $i -lt 200 ]; do chrt -p $$ >/dev/null; i=$((i + 1)); done'
+	sleep 0.3
+	kill -INT "$tracer"; wait "$tracer"
 	kill "$hogs"; wait "$hogs" 2>/dev/null
-	forks=$(gen_value 1 "select fork")
-	si=$(gen_value 1 "sched_idle")
-	echo "SCHED_IDLE forks $forks, picks of a sched-idle CPU $si"
-	[ "${forks:-0}" -ge 150 ] || fail "too few forks counted ($forks)"
-	[ "${si:-0}" -ge $((forks / 2)) ] || fail "only $si of $forks picks found a sched-idle CPU: claims piled up"
+	forks=$(grep -c '"path":"fork"' /tmp/claims.jsonl)
+	si=$(grep '"path":"fork"' /tmp/claims.jsonl | grep -c '"reason":"sched_idle"')
+	echo "SCHED_IDLE forks traced $forks, of them placed on a sched-idle CPU $si ($(tail -n 1 /tmp/trace.err))"
+	[ "$forks" -ge 150 ] || fail "too few forks traced ($forks): $(cat /tmp/trace.err)"
+	[ "$si" -ge $((forks / 2)) ] || fail "only $si of $forks forks found a sched-idle CPU: claims piled up"
 	expect_enabled "the packing load"
 	stop_sched
 }
@@ -337,11 +372,6 @@ case_wakeup_scan_stays_in_llc() {
 # of 10); the case fails when more than 5 of 20 trials end in node 1: about
 # 1% of runs if a trial is spoilt with probability 0.1, while a move to any
 # idle core (node 1 about half the time) passes only about 2% of runs.
-pin_everything_to() {
-	for pid in $(ls /proc | grep '^[0-9][0-9]*$'); do
-		taskset -a -p -c "$1" "$pid" >/dev/null 2>&1
-	done
-}
 
 case_smt_move_nearest_first() {
 	start_sched
@@ -371,6 +401,37 @@ case_smt_move_nearest_first() {
 	[ "$far" -le 5 ] || fail "a task beside a busy sibling moved to another node $far times although its LLC had a whole idle core"
 	[ "$near" -ge 12 ] || fail "the task reached its LLC's idle core in only $near of 20 trials"
 	expect_enabled "the sibling load"
+	stop_sched
+}
+
+# Seed 002 on wakeup (the fast path): a task that wakes on a CPU beside a
+# busy sibling goes to a whole idle core of its LLC. Layout as above: a hog
+# on CPU 0, everything else pinned to CPU 4; a short sleeper starts on CPU
+# 1 and may then run anywhere in LLC 0 (CPUs 0-3). It never runs long
+# enough for its slice to run out, so only its wakeups can move it: it must
+# be on core {2, 3} in most samples (with the idle-core step gone it would
+# stay on CPU 1, whose prev counts as idle).
+case_wakeup_prefers_idle_core() {
+	start_sched
+	pin_everything_to 4
+	trap 'pin_everything_to 0-7' EXIT
+	start_pinned_hogs 0
+	taskset -c 1 sh -c 'taskset -p -c 0-3 $$ >/dev/null; i=0; while [ $i -lt 400 ]; do sleep 0.01; i=$((i + 1)); done' &
+	sleeper=$!
+	sleep 1
+	beside=0 core=0 n=0
+	while [ $n -lt 30 ]; do
+		n=$((n + 1))
+		cpu=$(awk '{ print $39 }' /proc/$sleeper/stat 2>/dev/null)
+		case $cpu in 1) beside=$((beside + 1)) ;; 2 | 3) core=$((core + 1)) ;; esac
+		sleep 0.05
+	done
+	kill "$sleeper" 2>/dev/null; wait "$sleeper" 2>/dev/null
+	stop_hogs
+	picks=$(gen_block 1 | sed -n 's/.*picks: //p')
+	echo "sleeper samples: on the idle core {2,3} $core of 30, beside the busy sibling $beside; picks: $picks"
+	[ "$core" -ge 20 ] || fail "the sleeper ran on the whole idle core in only $core of 30 samples (beside the busy sibling: $beside)"
+	expect_enabled "the sleeper"
 	stop_sched
 }
 

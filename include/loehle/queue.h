@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * scx_loehle's queueing of idle work: what a CPU runs next, written once.
+ *
+ * Seeds 003 and 004 exist because people run background work as idle work
+ * (SCHED_IDLE) and expect it to cost the foreground nothing. So idle work
+ * runs on a CPU only when no other task the CPU could take is queued, in
+ * its LLC or beyond, with one exception: a small, bounded allowance that
+ * keeps idle work from starving (and the watchdog from ejecting us).
+ *
+ * Pure functions over plain values, included by scx/loehle.bpf.c and the
+ * host tests (tests/unit/queue_test.cc).
+ *
+ * Queues. Each LLC has two vtime-ordered DSQs: one for normal work, one for
+ * idle work, each with its own clock (loehle/vtime.h's rules hold within a
+ * queue). Idle tasks are ordered among themselves by their own weights;
+ * normal tasks never compete with them on vtime, so a SCHED_IDLE task's
+ * steep charge no longer needs the lead bound to keep it alive.
+ *
+ * Dispatch order (loehle_plan_dispatch): when a CPU needs work,
+ *   1. its LLC's idle queue, only when the allowance is due;
+ *   2. its LLC's normal queue, then the other LLCs' normal queues;
+ *   3. prev, if it is normal work and may keep the CPU (a new slice);
+ *   4. its LLC's idle queue, then the other LLCs' idle queues;
+ *   5. prev, if it is idle work and may keep the CPU.
+ * "May keep": it is still runnable and seed 002 does not want it moved.
+ *
+ * Allowance (loehle_idle_turn_due): an LLC whose idle queue is not empty
+ * and whose idle work has not started running for a period gets one turn,
+ * one slice, ahead of normal work. The period is LOEHLE_IDLE_TURN_SLICES
+ * slices, shortened when many idle tasks wait so that each of them runs at
+ * least once every LOEHLE_IDLE_MAX_WAIT_NS (the queue is served in vtime
+ * order, so n waiting tasks take n turns): with 4 CPUs per LLC saturated by
+ * normal work, idle work gets about one slice in 64 * 4, 0.4% of the LLC,
+ * in the spirit of the kernel's weight 3 against 1024 (0.3%), and no idle
+ * task waits longer than about 5 s, well under the 30 s watchdog.
+ *
+ * Preemption (loehle_preempt_for): a normal task that is queued because no
+ * CPU was idle takes a CPU that runs idle work at once, its own first. The
+ * preempted idle task goes back to its idle queue with the vtime it has
+ * earned (the time it actually ran), so it keeps its place among idle work.
+ */
+#ifndef LOEHLE_QUEUE_H
+#define LOEHLE_QUEUE_H
+
+#include "loehle/intf.h"
+
+/* Idle work's allowance: a turn after this many slices without one... */
+#define LOEHLE_IDLE_TURN_SLICES 64
+/* ...or sooner, so that every waiting idle task runs within this time. */
+#define LOEHLE_IDLE_MAX_WAIT_NS (5ULL * 1000 * 1000 * 1000)
+
+enum loehle_dispatch_step {
+	LOEHLE_STEP_END		= 0,
+	LOEHLE_STEP_NORMAL	= 1,	/* this LLC's normal queue, then the others' */
+	LOEHLE_STEP_IDLE_LOCAL	= 2,	/* this LLC's idle queue */
+	LOEHLE_STEP_IDLE_REMOTE	= 3,	/* the other LLCs' idle queues */
+	LOEHLE_STEP_KEEP_PREV	= 4,	/* prev keeps the CPU with a new slice */
+};
+
+#define LOEHLE_DISPATCH_STEPS 5
+
+/*
+ * A plan is its steps in 4-bit fields, the first in the lowest; a field of
+ * LOEHLE_STEP_END (0) ends it. A scalar, not an array: BPF reads it
+ * without indexing its stack.
+ */
+static inline __u32 loehle_plan_step(__u32 plan, __u32 k)
+{
+	return (plan >> (4 * k)) & 0xf;
+}
+
+/* The period after which an LLC's idle work is owed a turn. */
+static inline __u64 loehle_idle_turn_period(__u64 slice_ns, __u32 idle_queued)
+{
+	__u64 period = LOEHLE_IDLE_TURN_SLICES * slice_ns;
+	__u64 bound = LOEHLE_IDLE_MAX_WAIT_NS / ((__u64)idle_queued + 1);
+
+	return period < bound ? period : bound;
+}
+
+/*
+ * Is idle work owed a turn in an LLC whose idle work last started running at
+ * `last_idle_run` (0: never) and whose idle queue holds `idle_queued` tasks?
+ */
+static inline int loehle_idle_turn_due(__u64 now, __u64 last_idle_run,
+				       __u64 slice_ns, __u32 idle_queued)
+{
+	if (!idle_queued)
+		return 0;
+	if (!last_idle_run || now < last_idle_run)
+		return 1;
+	return now - last_idle_run >= loehle_idle_turn_period(slice_ns, idle_queued);
+}
+
+/* What a CPU tries, in order, when it needs work (see the header comment). */
+static inline __u32 loehle_plan_dispatch(int idle_turn_due, int prev_may_keep,
+					 int prev_idle_work)
+{
+	__u32 plan = 0, n = 0;
+
+	if (idle_turn_due)
+		plan |= (__u32)LOEHLE_STEP_IDLE_LOCAL << (4 * n++);
+	plan |= (__u32)LOEHLE_STEP_NORMAL << (4 * n++);
+	if (prev_may_keep && !prev_idle_work)
+		return plan | (__u32)LOEHLE_STEP_KEEP_PREV << (4 * n);
+	if (!idle_turn_due)
+		plan |= (__u32)LOEHLE_STEP_IDLE_LOCAL << (4 * n++);
+	plan |= (__u32)LOEHLE_STEP_IDLE_REMOTE << (4 * n++);
+	if (prev_may_keep)
+		plan |= (__u32)LOEHLE_STEP_KEEP_PREV << (4 * n);
+	return plan;
+}
+
+/*
+ * A normal task was queued and no CPU was idle: which CPU's idle work does
+ * it preempt? Its own CPU when that runs idle work, else `llc_idle_work`
+ * (a CPU of its LLC running idle work, or a negative value for none).
+ * Idle work never preempts anything. Returns -1 for no preemption.
+ */
+static inline __s32 loehle_preempt_for(int task_idle_work, __s32 own_cpu,
+				       int own_runs_idle_work, __s32 llc_idle_work)
+{
+	if (task_idle_work)
+		return -1;
+	if (own_runs_idle_work)
+		return own_cpu;
+	return llc_idle_work >= 0 ? llc_idle_work : -1;
+}
+
+#endif /* LOEHLE_QUEUE_H */

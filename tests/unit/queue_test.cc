@@ -1,0 +1,118 @@
+// Host tests for include/loehle/queue.h: idle work runs only when nothing
+// else in reach wants the CPU, apart from a bounded allowance.
+
+#include "loehle/queue.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <vector>
+
+namespace {
+
+constexpr uint64_t kSlice = 5'000'000;
+constexpr uint64_t kMs = 1'000'000;
+
+std::vector<int> Plan(bool idle_due, bool prev_may_keep, bool prev_idle) {
+  const uint32_t plan = loehle_plan_dispatch(idle_due, prev_may_keep, prev_idle);
+  std::vector<int> steps;
+  for (uint32_t k = 0; k < LOEHLE_DISPATCH_STEPS; ++k) {
+    const uint32_t step = loehle_plan_step(plan, k);
+    if (step == LOEHLE_STEP_END) break;
+    steps.push_back(static_cast<int>(step));
+  }
+  EXPECT_EQ(loehle_plan_step(plan, static_cast<uint32_t>(steps.size())),
+            static_cast<uint32_t>(LOEHLE_STEP_END));
+  return steps;
+}
+
+// Normal work anywhere comes before idle work; a normal prev keeps its CPU
+// before any idle task gets it; an idle prev keeps it only when no other
+// task, normal or idle, is queued.
+TEST(QueueDispatchPlan, NormalWorkBeforeIdleWork) {
+  using V = std::vector<int>;
+  EXPECT_EQ(Plan(false, false, false),
+            (V{LOEHLE_STEP_NORMAL, LOEHLE_STEP_IDLE_LOCAL, LOEHLE_STEP_IDLE_REMOTE}));
+  EXPECT_EQ(Plan(false, true, false), (V{LOEHLE_STEP_NORMAL, LOEHLE_STEP_KEEP_PREV}));
+  EXPECT_EQ(Plan(false, true, true),
+            (V{LOEHLE_STEP_NORMAL, LOEHLE_STEP_IDLE_LOCAL, LOEHLE_STEP_IDLE_REMOTE,
+               LOEHLE_STEP_KEEP_PREV}));
+  EXPECT_EQ(Plan(false, false, true),
+            (V{LOEHLE_STEP_NORMAL, LOEHLE_STEP_IDLE_LOCAL, LOEHLE_STEP_IDLE_REMOTE}));
+}
+
+// The allowance: when due, this LLC's idle queue goes first, even before a
+// normal prev; the idle queue is not tried twice.
+TEST(QueueDispatchPlan, AllowanceDueServesIdleWorkFirst) {
+  using V = std::vector<int>;
+  EXPECT_EQ(Plan(true, true, false),
+            (V{LOEHLE_STEP_IDLE_LOCAL, LOEHLE_STEP_NORMAL, LOEHLE_STEP_KEEP_PREV}));
+  EXPECT_EQ(Plan(true, false, false),
+            (V{LOEHLE_STEP_IDLE_LOCAL, LOEHLE_STEP_NORMAL, LOEHLE_STEP_IDLE_REMOTE}));
+  EXPECT_EQ(Plan(true, true, true),
+            (V{LOEHLE_STEP_IDLE_LOCAL, LOEHLE_STEP_NORMAL, LOEHLE_STEP_IDLE_REMOTE,
+               LOEHLE_STEP_KEEP_PREV}));
+}
+
+TEST(QueueIdleTurn, DueAfterThePeriodOnlyWhenIdleWorkWaits) {
+  const uint64_t period = LOEHLE_IDLE_TURN_SLICES * kSlice;
+  EXPECT_EQ(loehle_idle_turn_period(kSlice, 1), period);
+  const uint64_t t0 = 10'000 * kMs;
+  EXPECT_FALSE(loehle_idle_turn_due(t0 + 10 * period, t0, kSlice, 0));
+  EXPECT_TRUE(loehle_idle_turn_due(t0, 0, kSlice, 1));  // never ran
+  EXPECT_FALSE(loehle_idle_turn_due(t0 + period - 1, t0, kSlice, 1));
+  EXPECT_TRUE(loehle_idle_turn_due(t0 + period, t0, kSlice, 1));
+  // A clock that went backwards (another CPU's stamp) is not a reason to wait.
+  EXPECT_TRUE(loehle_idle_turn_due(t0 - 1, t0, kSlice, 1));
+}
+
+// Many waiting idle tasks shorten the period: each of n tasks, served in
+// turn, runs within LOEHLE_IDLE_MAX_WAIT_NS.
+TEST(QueueIdleTurn, EveryWaitingTaskRunsWithinTheMaximumWait) {
+  for (uint32_t n : {1u, 2u, 8u, 64u, 100u, 1000u, 100000u}) {
+    const uint64_t period = loehle_idle_turn_period(kSlice, n);
+    EXPECT_LE(period * n, LOEHLE_IDLE_MAX_WAIT_NS) << n;
+    EXPECT_LE(period, LOEHLE_IDLE_TURN_SLICES * kSlice) << n;
+    EXPECT_GT(period, 0u) << n;
+  }
+  EXPECT_EQ(loehle_idle_turn_period(kSlice, 100), LOEHLE_IDLE_MAX_WAIT_NS / 101);
+}
+
+// A CPU saturated with normal work, simulated slice by slice: idle work
+// gets exactly its allowance, no more (bounded above) and no less (bounded
+// below), over ten seconds.
+TEST(QueueIdleTurn, AllowanceBoundedBothWaysUnderSaturation) {
+  for (uint32_t waiting : {1u, 4u, 200u}) {
+    uint64_t now = 1'000 * kMs, last_idle_run = now;
+    int idle_turns = 0, slices = 0;
+    const uint64_t end = now + 10'000 * kMs;
+    while (now < end) {
+      const int due = loehle_idle_turn_due(now, last_idle_run, kSlice, waiting);
+      const uint32_t first =
+          loehle_plan_step(loehle_plan_dispatch(due, /*prev_may_keep=*/1, /*prev_idle=*/0), 0);
+      if (first == LOEHLE_STEP_IDLE_LOCAL) {
+        ++idle_turns;
+        last_idle_run = now;
+      } else {
+        ASSERT_EQ(first, static_cast<uint32_t>(LOEHLE_STEP_NORMAL));
+      }
+      ++slices;
+      now += kSlice;
+    }
+    const uint64_t period = loehle_idle_turn_period(kSlice, waiting);
+    const uint64_t period_slices = (period + kSlice - 1) / kSlice;
+    const int expected = static_cast<int>(slices / period_slices);
+    EXPECT_GE(idle_turns, expected - 1) << waiting;
+    EXPECT_LE(idle_turns, expected + 1) << waiting;
+  }
+}
+
+TEST(QueuePreempt, NormalTaskTakesIdleWorkOwnCpuFirst) {
+  EXPECT_EQ(loehle_preempt_for(0, 3, 1, 5), 3);
+  EXPECT_EQ(loehle_preempt_for(0, 3, 0, 5), 5);
+  EXPECT_EQ(loehle_preempt_for(0, 3, 0, -1), -1);
+  // Idle work never preempts.
+  EXPECT_EQ(loehle_preempt_for(1, 3, 1, 5), -1);
+}
+
+}  // namespace
