@@ -409,7 +409,7 @@ static __always_inline void gather_facts(s32 cpu, const struct task_struct *p,
 	}
 	f->sched_idle = loehle_si_is_sched_idle(&cs->si, sc->now, sc->cfg.slice_ns,
 						queued);
-	f->load = (u64)cs->running_weight + (u64)queued * 1024;
+	f->load = loehle_si_load(&cs->si, cs->running_weight, queued);
 }
 
 /* Is cpu in the idle mask `idle`, online, and allowed for p? */

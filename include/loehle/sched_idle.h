@@ -123,6 +123,27 @@ static inline int loehle_si_runs_idle_work(const struct loehle_si_cpu *s)
 	return s->running == LOEHLE_RUN_IDLE_WORK && !s->released;
 }
 
+/*
+ * The load a scan compares for a busy (not idle) CPU: the running task's
+ * weight plus a nice-0 weight per task waiting in its local DSQ. A busy CPU
+ * that runs nothing of ours is held by something else (RT, DL or stop
+ * work) and counts as heavily loaded: its load of ours, 0, would make it
+ * "least loaded", and a fork placed there waits until the other class lets
+ * go. ops.cpu_release does not always say so: a task of ours that switches
+ * itself to SCHED_FIFO never passes through it.
+ */
+#define LOEHLE_LOAD_NOT_OURS (1ULL << 40)
+
+static inline __u64 loehle_si_load(const struct loehle_si_cpu *s,
+				   __u32 running_weight, __u32 local_queued)
+{
+	__u64 load = (__u64)running_weight + (__u64)local_queued * 1024;
+
+	if (s->released || s->running == LOEHLE_RUN_NONE)
+		load += LOEHLE_LOAD_NOT_OURS;
+	return load;
+}
+
 /* Is anything running there, ours or a higher class's? */
 static inline int loehle_si_busy(const struct loehle_si_cpu *s)
 {

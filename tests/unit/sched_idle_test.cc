@@ -96,6 +96,24 @@ TEST(SchedIdleState, ReleaseWhileRunningIdleWork) {
   EXPECT_FALSE(Claim(&s, kWakeePid, kNow));
 }
 
+// A busy CPU held by RT, DL or stop work is never the least-loaded choice:
+// its weight of ours is 0, but nothing of ours runs there until it lets go.
+// Released (ops.cpu_release) or not: a task of ours that made itself
+// SCHED_FIFO leaves only stopping() behind.
+TEST(SchedIdleState, BusyCpuRunningNothingOfOursIsHeavilyLoaded) {
+  loehle_si_cpu s = RunningIdleWork();
+  EXPECT_EQ(loehle_si_load(&s, 1, 0), 1u);
+  EXPECT_EQ(loehle_si_load(&s, 100, 2), 100u + 2 * 1024);
+  const loehle_si_cpu ours = RunningIdleWork();
+  loehle_si_on_release(&s);
+  EXPECT_GE(loehle_si_load(&s, 0, 0), LOEHLE_LOAD_NOT_OURS);
+  EXPECT_GT(loehle_si_load(&s, 0, 0), loehle_si_load(&ours, 10000, 100));
+  loehle_si_on_running(&s, 0, kNormalPid);
+  EXPECT_EQ(loehle_si_load(&s, 100, 0), 100u);
+  loehle_si_on_stopping(&s);  // and no cpu_release: switched to FIFO
+  EXPECT_GT(loehle_si_load(&s, 0, 0), loehle_si_load(&ours, 10000, 100));
+}
+
 TEST(SchedIdleState, IdleResetsEverything) {
   loehle_si_cpu s = RunningIdleWork();
   ASSERT_TRUE(Claim(&s, kWakeePid, kNow));

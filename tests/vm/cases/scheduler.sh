@@ -321,3 +321,37 @@ case_sched_idle_progress() {
 		awk -v s="$share" 'BEGIN { exit !(s < 0.20) }' || fail "$policy: SCHED_IDLE hogs took $share of the CPU time beside saturating normal work"
 	done
 }
+
+# Idle work yields on a CPU it shares with normal work: a normal hog and a
+# SCHED_IDLE hog pinned to CPU 3 (everything else pinned to CPU 0), 6 s.
+# The SCHED_IDLE hog runs only by its allowance there, one slice in 64
+# (1.6%); it must get under 10% of the two hogs' CPU time (sharing the CPU
+# round robin would give it half). One busy vCPU keeps TCG's own
+# round-robin out of the measurement.
+case_idle_work_yields_on_one_cpu() {
+	start_sched
+	pin_everything_to 0
+	trap 'pin_everything_to 0-7' EXIT
+	taskset -c 3 stress-ng --cpu 1 --cpu-method int64 -t 30 --quiet &
+	normal=$!
+	taskset -c 3 chrt --idle 0 stress-ng --cpu 1 --cpu-method int64 -t 30 --quiet &
+	idle=$!
+	n=0
+	until [ -n "$(cat /proc/$idle/task/$idle/children 2>/dev/null)" ] &&
+	      [ -n "$(cat /proc/$normal/task/$normal/children 2>/dev/null)" ]; do
+		n=$((n + 1)); [ $n -lt 100 ] || fail "the hogs' workers did not start"
+		sleep 0.1
+	done
+	iw=$(cat /proc/$idle/task/$idle/children | awk '{ print $1 }')
+	nw=$(cat /proc/$normal/task/$normal/children | awk '{ print $1 }')
+	i0=$(cpu_ticks "$iw") n0=$(cpu_ticks "$nw")
+	sleep 6
+	i1=$(cpu_ticks "$iw") n1=$(cpu_ticks "$nw")
+	kill "$normal" "$idle" 2>/dev/null; wait "$normal" "$idle" 2>/dev/null
+	share=$(awk -v i=$((i1 - i0)) -v n=$((n1 - n0)) 'BEGIN { printf "%.3f", i + n ? i / (i + n) : 1 }')
+	echo "on one CPU: SCHED_IDLE hog $((i1 - i0)) ticks, normal hog $((n1 - n0)) ticks, SCHED_IDLE share $share"
+	[ $((i1 - i0)) -gt 0 ] || fail "the SCHED_IDLE hog got no CPU in 6 s"
+	awk -v s="$share" 'BEGIN { exit !(s < 0.10) }' || fail "a SCHED_IDLE hog took $share of a CPU it shares with a normal hog"
+	expect_enabled "the shared CPU"
+	stop_sched
+}

@@ -184,7 +184,8 @@ case_seed003_claims_do_not_exhaust() {
 }
 
 # A CPU whose SCHED_IDLE task was preempted by a SCHED_FIFO thread is busy,
-# not sched-idle. Layout: CPU 3 runs a SCHED_IDLE hog, then a FIFO thread
+# not sched-idle, and no fork's "least loaded" choice either (its load of
+# ours reads 0). Layout: CPU 3 runs a SCHED_IDLE hog, then a FIFO thread
 # for 4 s, with RT throttling off and (on 7.x) CPU 3's sched_ext deadline
 # server off, so that no SCX task runs there meanwhile; CPU 2 runs a normal
 # hog. Normal wakees
@@ -207,8 +208,8 @@ case_sched_idle_behind_fifo() {
 	if [ -n "$old_srv" ]; then
 		echo 0 >"$srv" || fail "cannot turn CPU 3's sched_ext deadline server off ($srv)"
 	fi
-	# 4 s of FIFO spinning, timed by builtins only.
-	taskset -c 3 chrt -f 10 sh -c 'read up _ </proc/uptime; end=$((${up%.*} + 4))
+	# 6 s of FIFO spinning, timed by builtins only.
+	taskset -c 3 chrt -f 10 sh -c 'read up _ </proc/uptime; end=$((${up%.*} + 6))
 		while [ "${up%.*}" -lt "$end" ]; do read up _ </proc/uptime; done' &
 	fifo=$!
 	sleep 0.5
@@ -220,14 +221,19 @@ case_sched_idle_behind_fifo() {
 	fifo_running=0
 	kill -0 "$fifo" 2>/dev/null && fifo_running=1
 	picks=$(gen_value 2 "sched_idle")
+	forks3=$(gen_fork_picks 2 | awk '{ print $4 }')
+	stress-ng --fork 2 -t 1 --quiet
+	forks3_load=$(gen_fork_picks 2 | awk '{ print $4 }')
+	kill -0 "$fifo" 2>/dev/null || fifo_running=0
 	wait "$fifo"
 	echo "$rt" >/proc/sys/kernel/sched_rt_runtime_us
 	[ -n "$old_srv" ] && echo "$old_srv" >"$srv"
 	kill "$idle_hog"; wait "$idle_hog" 2>/dev/null
 	stop_hogs
-	echo "wakees took $(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }') s; FIFO thread still running: $fifo_running; sched-idle picks meanwhile: ${picks:-0}"
-	[ "$fifo_running" -eq 1 ] || fail "the FIFO thread ended before the wakees: the layout did not hold (slow host?)"
+	echo "wakees took $(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }') s; FIFO thread still running: $fifo_running; sched-idle picks meanwhile: ${picks:-0}; forks placed on CPU 3: ${forks3:-0}, after a fork load ${forks3_load:-0}"
+	[ "$fifo_running" -eq 1 ] || fail "the FIFO thread ended before the wakees and forks: the layout did not hold (slow host?)"
 	[ "${picks:-0}" -eq 0 ] || fail "CPU 3 was offered as sched-idle $picks times behind a SCHED_FIFO thread"
+	[ "${forks3_load:-1}" -eq 0 ] || fail "$forks3_load forks were placed on CPU 3 behind a SCHED_FIFO thread"
 	expect_enabled "the FIFO thread"
 	stop_sched
 }
@@ -372,7 +378,6 @@ case_wakeup_scan_stays_in_llc() {
 # of 10); the case fails when more than 5 of 20 trials end in node 1: about
 # 1% of runs if a trial is spoilt with probability 0.1, while a move to any
 # idle core (node 1 about half the time) passes only about 2% of runs.
-
 case_smt_move_nearest_first() {
 	start_sched
 	pin_everything_to 4
@@ -408,11 +413,11 @@ case_smt_move_nearest_first() {
 # busy sibling goes to a whole idle core of its LLC. Layout as above: a hog
 # on CPU 0, everything else pinned to CPU 4; a short sleeper starts on CPU
 # 1 and may then run anywhere in LLC 0 (CPUs 0-3). It never runs long
-# enough for its slice to run out, so only its wakeups can move it: it must
-# be on core {2, 3} in most samples (with the idle-core step gone it would
-# stay on CPU 1, whose prev counts as idle).
+# enough for its slice (100 ms here) to run out, so only its wakeups can
+# move it: it must be on core {2, 3} in most samples (with the idle-core
+# step gone it would stay on CPU 1, whose prev counts as idle).
 case_wakeup_prefers_idle_core() {
-	start_sched
+	start_sched --slice-us=100000
 	pin_everything_to 4
 	trap 'pin_everything_to 0-7' EXIT
 	start_pinned_hogs 0
