@@ -6,6 +6,8 @@
  *
  * Sleeps COUNT times until an absolute CLOCK_MONOTONIC deadline INTERVAL_US
  * apart and prints "avg_us p99_us max_us" of (time running - deadline).
+ * A wakeup later than a whole period starts the next period from itself,
+ * so one long wait is counted once, not again in every later deadline.
  * Unlike cyclictest it never sets its own CPU affinity, so its wakeups go
  * through the scheduler's select_cpu with whatever mask it inherited: the VM
  * cases use it to measure where a normal wakee is placed, and how fast it
@@ -66,6 +68,9 @@ int main(int argc, char **argv)
 		clock_gettime(CLOCK_MONOTONIC, &now);
 		late[i] = ns_of(&now) - ns_of(&next);
 		sum += late[i];
+		/* Later than a period: count the next period from now. */
+		if (late[i] > interval_us * 1000)
+			next = now;
 	}
 	qsort(late, count, sizeof(*late), cmp);
 	printf("%lld %lld %lld\n", sum / count / 1000, late[(count * 99) / 100] / 1000,
