@@ -478,7 +478,8 @@ __noinline int loehle_scan_group(struct task_struct *p __arg_trusted,
 			continue;
 		if (loehle_slow_pruned(s, topo[CPU_IDX(cpu)].core))
 			continue;
-		gather_facts(cpu, p, idle_mask, idle_smt, sc, true, &f);
+		gather_facts(cpu, p, idle_mask, idle_smt, sc,
+			     loehle_slow_wants_load(s), &f);
 		rand = loehle_slow_wants_rand(s, &f) ? bpf_get_prandom_u32() : 0;
 		if (loehle_slow_step(s, &f, rand))
 			break;

@@ -353,6 +353,16 @@ static inline void loehle_slow_prune_partly_busy(struct loehle_slow_scan *s,
 }
 
 /* Offer one CPU's facts. Returns non-zero when the scan is decided. */
+/*
+ * Does a busy CPU's load still matter? Only while nothing idle or
+ * sched-idle has been found: "least loaded" is the last resort. The caller
+ * may skip reading queue lengths otherwise (a kfunc call per busy CPU).
+ */
+static inline int loehle_slow_wants_load(const struct loehle_slow_scan *s)
+{
+	return s->pick < 0 && s->si_cpu < 0;
+}
+
 static inline int loehle_slow_step(struct loehle_slow_scan *s,
 				   const struct loehle_cpu_facts *f, __u32 rand)
 {
@@ -393,7 +403,7 @@ static inline int loehle_slow_step(struct loehle_slow_scan *s,
 
 	/* Busy. */
 	loehle_slow_prune_partly_busy(s, f->core);
-	if (s->pick < 0 && s->si_cpu < 0 && f->load < s->min_load) {
+	if (loehle_slow_wants_load(s) && f->load < s->min_load) {
 		s->min_load = f->load;
 		s->least_loaded = f->cpu;
 	}

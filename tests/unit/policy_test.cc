@@ -121,15 +121,19 @@ struct SlowOutcome {
 };
 
 // Walks the candidates the way the BPF side does: skip disallowed CPUs,
-// ask loehle_slow_pruned() before gathering facts, draw only when
-// loehle_slow_wants_rand() says so, stop when loehle_slow_step() decides.
+// ask loehle_slow_pruned() before gathering facts, read a busy CPU's load
+// only while loehle_slow_wants_load() says so (the BPF side then skips the
+// queue length; here the load reads 0, the most tempting value), draw only
+// when loehle_slow_wants_rand() says so, stop when loehle_slow_step()
+// decides.
 SlowOutcome RunSlow(const SlowCfg& cfg, const Cpus& cpus, const Rand& rand) {
   loehle_slow_scan s;
   loehle_slow_init(&s, cfg.policy, cfg.si, cfg.smt, cfg.wakee_si, cfg.fallback);
   int draws = 0;
   for (const Cpu& cpu : cpus) {
-    const loehle_cpu_facts& f = cpu.facts();
+    loehle_cpu_facts f = cpu.facts();
     if (!f.allowed) continue;
+    if (!loehle_slow_wants_load(&s)) f.load = 0;
     if (loehle_slow_pruned(&s, f.core)) continue;
     uint32_t r = kNoRand;
     if (loehle_slow_wants_rand(&s, &f)) {
@@ -652,6 +656,25 @@ TEST(PolicySlowEdge, AllBusyLeastLoadedFirstOnEqualLoad) {
   EXPECT_EQ(c.examined, 5u);
   EXPECT_EQ(c.idle_pick, 0);
   EXPECT_EQ(c.sched_idle_pick, 0);
+}
+
+// Load is read only while it can still decide: before anything idle or
+// sched-idle is found, and never after.
+TEST(PolicySlowEdge, LoadWantedOnlyUntilSomethingIdleIsFound) {
+  loehle_slow_scan s;
+  loehle_slow_init(&s, LOEHLE_POLICY_RESERVOIR, LOEHLE_SI_IDLE_FIRST, 0, 0, 9);
+  EXPECT_TRUE(loehle_slow_wants_load(&s));
+  loehle_cpu_facts busy = Cpu(0).Load(5).facts();
+  loehle_slow_step(&s, &busy, kNoRand);
+  EXPECT_TRUE(loehle_slow_wants_load(&s));
+  loehle_cpu_facts si = Cpu(1).SchedIdle().facts();
+  loehle_slow_step(&s, &si, kNoRand);
+  EXPECT_FALSE(loehle_slow_wants_load(&s));
+
+  loehle_slow_init(&s, LOEHLE_POLICY_RESERVOIR, LOEHLE_SI_WAKEE_AWARE, 0, 1, 9);
+  loehle_cpu_facts idle = Cpu(2).Idle().facts();
+  loehle_slow_step(&s, &idle, 0);
+  EXPECT_FALSE(loehle_slow_wants_load(&s));
 }
 
 // kernel slow path: "else if (shallowest_idle_cpu == -1)" -- any idle CPU
