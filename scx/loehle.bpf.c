@@ -396,7 +396,8 @@ static __always_inline void gather_facts(s32 cpu, const struct task_struct *p,
 	f->idle_stamp = 0;
 	f->load = 0;
 	/* An offline CPU is never offered, whatever the task's mask says. */
-	f->allowed = cs && cs->online && bpf_cpumask_test_cpu(cpu, p->cpus_ptr);
+	f->allowed = cs && loehle_cpu_usable(cs->online,
+					      bpf_cpumask_test_cpu(cpu, p->cpus_ptr));
 	if (!cs)
 		return;
 
@@ -424,11 +425,11 @@ static __always_inline bool idle_and_usable(s32 cpu, const struct cpumask *idle,
 {
 	struct cpu_state *cs;
 
-	if (!bpf_cpumask_test_cpu(cpu, idle) ||
-	    !bpf_cpumask_test_cpu(cpu, p->cpus_ptr))
+	if (!bpf_cpumask_test_cpu(cpu, idle))
 		return false;
 	cs = cpu_state_of(cpu);
-	return cs && cs->online;
+	return cs && loehle_cpu_usable(cs->online,
+				       bpf_cpumask_test_cpu(cpu, p->cpus_ptr));
 }
 
 static __always_inline struct scratch *this_scratch(void)

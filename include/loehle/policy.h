@@ -156,6 +156,15 @@ static inline __u32 loehle_tie_bucket(__u32 n)
 	return b < LOEHLE_TIE_BUCKETS ? b : LOEHLE_TIE_BUCKETS - 1;
 }
 
+/*
+ * May a scan offer this CPU to the task at all? Only when it is online and
+ * in the task's mask: the mask may still name an offline CPU.
+ */
+static inline int loehle_cpu_usable(int online, int in_task_mask)
+{
+	return online && in_task_mask;
+}
+
 /* Does a CPU count as idle for this wakee? (seed 003's choose_idle_cpu) */
 static inline int loehle_counts_idle(__u32 si_mode, int wakee_sched_idle,
 				     const struct loehle_cpu_facts *f)

@@ -610,6 +610,14 @@ TEST(PolicySlowReservoir, DrawsOncePerTieOnly) {
   EXPECT_TRUE(o.c.cpu == 1 || o.c.cpu == 4 || o.c.cpu == 6) << o.c.cpu;
 }
 
+// An offline CPU is never offered, whatever the task's mask says.
+TEST(PolicyCpuUsable, OnlineAndInTheTaskMaskOnly) {
+  EXPECT_TRUE(loehle_cpu_usable(1, 1));
+  EXPECT_FALSE(loehle_cpu_usable(0, 1));
+  EXPECT_FALSE(loehle_cpu_usable(1, 0));
+  EXPECT_FALSE(loehle_cpu_usable(0, 0));
+}
+
 // ---------------------------------------------------------------------------
 // Slow path: no idle CPU, masks, sizes.
 
