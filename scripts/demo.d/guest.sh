@@ -50,15 +50,18 @@ gen_value() {
 }
 gen_fork_picks() { gen_block "$1" | sed -n 's/.*fork picks per CPU \[\([0-9 ]*\)\].*/\1/p'; }
 
-# "share% ... cv" of the counts of CPUs $2 among the picks $1.
+# "share% ... cv" of the counts of CPUs $2 among the picks $1. Plain
+# arithmetic only: busybox awk may be built without sqrt() and pow().
 spread() {
-	echo "$1" | awk -v cpus="$2" '{
+	echo "$1" | awk -v cpus="$2" '
+	function root(v,  r, i) { if (v <= 0) return 0; r = v + 1; for (i = 0; i < 60; i++) r = (r + v / r) / 2; return r }
+	{
 		n = split(cpus, c, " "); t = 0
 		for (i = 1; i <= n; i++) t += $(c[i] + 1)
 		if (t == 0) { print "no picks"; exit }
 		m = t / n; v = 0; s = ""
-		for (i = 1; i <= n; i++) { x = $(c[i] + 1); v += (x - m) ^ 2; s = s sprintf("%d%% ", 100 * x / t) }
-		printf "%s(cv %.2f, %d picks)", s, sqrt(v / n) / m, t }'
+		for (i = 1; i <= n; i++) { x = $(c[i] + 1); v += (x - m) * (x - m); s = s sprintf("%d%% ", 100 * x / t) }
+		printf "%s(cv %.2f, %d picks)", s, root(v / n) / m, t }'
 }
 cv_of() { spread "$1" "$2" | sed -n 's/.*cv \([0-9.]*\).*/\1/p'; }
 
@@ -82,6 +85,8 @@ done
 cv_res=$(cv_of "$(gen_fork_picks $g_res)" "1 3 5 7")
 cv_first=$(cv_of "$(gen_fork_picks $g_first)" "1 3 5 7")
 cv_back=$(cv_of "$(gen_fork_picks $g_back)" "1 3 5 7")
+[ -n "$cv_res" ] && [ -n "$cv_first" ] && [ -n "$cv_back" ] ||
+	die "no fork-pick spread for generations $g_res $g_first $g_back"
 echo
 echo "   reservoir -> first: the spread over the tied CPUs went from cv $cv_res to cv $cv_first:"
 echo "   first keeps the first idle CPU in scan order, the bias seed 000's reservoir sampling removes."
