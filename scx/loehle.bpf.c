@@ -9,6 +9,8 @@
  *                        002, 003, 004);
  *   loehle/sched_idle.h  which CPUs run only idle work, and their claims;
  *   loehle/vtime.h       queue order, and why it cannot starve anyone;
+ *   loehle/queue.h       normal work before idle work, idle work's
+ *                        allowance, and whom a queued task preempts;
  *   loehle/sample.h      which picks become events.
  *
  * Placement (ops.select_cpu). Fork wakeups take the slow path, the
@@ -54,11 +56,14 @@
  * (its LLC, its node, anywhere), if there is one (counted as smt_move): the
  * seed-002 preference kept up after placement.
  *
- * Queueing. One vtime-ordered DSQ per LLC (loehle/vtime.h has the rules and
- * their reasons). A CPU dispatches from its own LLC first and takes work
- * from the other LLCs before it goes idle. When a higher class takes a CPU
- * (ops.cpu_release), the tasks already dispatched to its local DSQ are
- * re-enqueued so that other CPUs can run them.
+ * Queueing. Two vtime-ordered DSQs per LLC, one for normal work and one for
+ * idle work (loehle/vtime.h and loehle/queue.h have the rules and their
+ * reasons): idle work runs only when no normal work is queued in reach,
+ * except for a small, bounded allowance, and a normal task that finds no
+ * idle CPU preempts idle work. A CPU dispatches from its own LLC first and
+ * takes work from the other LLCs before it goes idle. When a higher class
+ * takes a CPU (ops.cpu_release), the tasks already dispatched to its local
+ * DSQ are re-enqueued so that other CPUs can run them.
  *
  * Configuration and statistics. The loader writes a double-buffered config
  * and flips active_config; each flip carries a new generation. Counters are
@@ -73,9 +78,10 @@
  *
  * Time. Hot paths read scx_bpf_now(), the rq clock sched_ext caches, not
  * bpf_ktime_get_ns(): one clock read per select_cpu made the call 2.5x
- * dearer under TCG (57 us against 23 us per call). The CPUs' rq clocks
- * agree to well within the only cross-CPU use, the sched-idle claim's
- * one-slice lifetime.
+ * dearer under TCG (57 us against 23 us per call). Two stamps are read
+ * across CPUs, the sched-idle claim's time and the LLC's last idle-work
+ * start; the CPUs' rq clocks agree to well within a slice, and both rules
+ * take a stamp slightly ahead of the reader's clock as recent.
  */
 #include "loehle.bpf.h"
 
@@ -949,7 +955,10 @@ __noinline s32 loehle_claim_idle_core_near(struct task_struct *p __arg_trusted,
 
 /*
  * A normal task was queued and no CPU was idle: it preempts idle work of
- * its LLC at once, on its own CPU first (loehle/queue.h).
+ * its LLC at once, on its own CPU first (loehle/queue.h). Only a CPU the
+ * task may run on: kicking another would cost the idle work its CPU for
+ * nothing. (The other CPU is one idle-work CPU of the LLC, not a search
+ * of them all for one in the task's mask.)
  */
 static __always_inline void preempt_idle_work(struct loehle_stats *st,
 					      struct task_struct *p, s32 cpu,
@@ -966,11 +975,14 @@ static __always_inline void preempt_idle_work(struct loehle_stats *st,
 		idle_work = cpumask_at(LOEHLE_IDLE_WORK_MASK);
 		if (llc_cpus && idle_work) {
 			other = bpf_cpumask_any_and_distribute(llc_cpus, idle_work);
-			if (other >= (s32)nr_cpus)
+			if (other >= (s32)nr_cpus ||
+			    !bpf_cpumask_test_cpu(other, p->cpus_ptr))
 				other = -1;
 		}
 	}
-	target = loehle_preempt_for(0, cpu, cs && loehle_si_runs_idle_work(&cs->si),
+	target = loehle_preempt_for(0, cpu,
+				    cs && loehle_si_runs_idle_work(&cs->si) &&
+				    bpf_cpumask_test_cpu(cpu, p->cpus_ptr),
 				    other);
 	if (target < 0)
 		return;

@@ -47,8 +47,17 @@
 
 /* Idle work's allowance: a turn after this many slices without one... */
 #define LOEHLE_IDLE_TURN_SLICES 64
-/* ...or sooner, so that every waiting idle task runs within this time. */
+/* ...or sooner, so that every waiting idle task runs within this time... */
 #define LOEHLE_IDLE_MAX_WAIT_NS (5ULL * 1000 * 1000 * 1000)
+/*
+ * ...but never sooner than this many slices: however many idle tasks wait,
+ * idle work gets at most one slice in LOEHLE_IDLE_TURN_MIN_SLICES + 1 of an
+ * LLC's dispatches. The wait bound above therefore holds up to
+ * LOEHLE_IDLE_MAX_WAIT_NS / (LOEHLE_IDLE_TURN_MIN_SLICES slices) - 1
+ * waiting tasks per LLC (249 at 5 ms slices); beyond that each waits
+ * n * 4 slices (a thousand tasks: 20 s, still under the 30 s watchdog).
+ */
+#define LOEHLE_IDLE_TURN_MIN_SLICES 4
 
 enum loehle_dispatch_step {
 	LOEHLE_STEP_END		= 0,
@@ -75,22 +84,34 @@ static inline __u64 loehle_idle_turn_period(__u64 slice_ns, __u32 idle_queued)
 {
 	__u64 period = LOEHLE_IDLE_TURN_SLICES * slice_ns;
 	__u64 bound = LOEHLE_IDLE_MAX_WAIT_NS / ((__u64)idle_queued + 1);
+	__u64 floor = LOEHLE_IDLE_TURN_MIN_SLICES * slice_ns;
 
-	return period < bound ? period : bound;
+	if (bound < period)
+		period = bound;
+	return period > floor ? period : floor;
 }
 
 /*
  * Is idle work owed a turn in an LLC whose idle work last started running at
  * `last_idle_run` (0: never) and whose idle queue holds `idle_queued` tasks?
+ * The stamp comes from whichever CPU of the LLC started idle work, whose
+ * clock may run a little ahead of ours: a stamp "in the future" is a turn
+ * that just began, not an overdue one (only one further than a whole
+ * period ahead is taken for garbage, and the turn given).
  */
 static inline int loehle_idle_turn_due(__u64 now, __u64 last_idle_run,
 				       __u64 slice_ns, __u32 idle_queued)
 {
+	__u64 period;
+
 	if (!idle_queued)
 		return 0;
-	if (!last_idle_run || now < last_idle_run)
+	if (!last_idle_run)
 		return 1;
-	return now - last_idle_run >= loehle_idle_turn_period(slice_ns, idle_queued);
+	period = loehle_idle_turn_period(slice_ns, idle_queued);
+	if (now < last_idle_run)
+		return last_idle_run - now > period;
+	return now - last_idle_run >= period;
 }
 
 /* What a CPU tries, in order, when it needs work (see the header comment). */

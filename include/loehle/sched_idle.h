@@ -79,17 +79,25 @@ static inline __u32 loehle_si_claim_pid(__u64 word)
 	return (__u32)(word >> 32) & ~LOEHLE_SI_CLAIMED;
 }
 
-/* Is `word` a claim younger than `ttl_ns` at `now_ns`? */
+/*
+ * Is `word` a claim younger than `ttl_ns` at `now_ns`? A claim made on
+ * another CPU may carry a time a little after ours (the scan read its
+ * clock before that claim, and the CPUs' clocks differ slightly): an age
+ * down to -ttl is live too, or two wakees would both take the CPU, the
+ * second believing the first's claim expired. Ages are 32-bit differences,
+ * correct across the wrap.
+ */
 static inline int loehle_si_claim_live(__u64 word, __u64 now_ns, __u64 ttl_ns)
 {
 	__u32 ttl = loehle_si_time_units(ttl_ns);
+	__u32 age;
 
 	if (!word)
 		return 0;
 	if (!ttl)
 		ttl = 1;
-	/* Unsigned difference: correct across the 32-bit wrap. */
-	return (__u32)(loehle_si_time_units(now_ns) - (__u32)word) < ttl;
+	age = loehle_si_time_units(now_ns) - (__u32)word;
+	return (__u32)(age + ttl) < 2 * ttl;
 }
 
 /* Does the CPU run idle work of ours that nobody has claimed? */

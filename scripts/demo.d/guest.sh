@@ -10,7 +10,16 @@ SOCK=/tmp/scx_loehle-demo.sock
 HOGS=
 
 say() { printf '\n=== %s\n' "$*"; }
-die() { printf 'demo: error: %s\n' "$*" >&2; kill $HOGS 2>/dev/null; exit 1; }
+pid=
+# Stops the loads and detaches the scheduler (a --native run leaves the
+# machine as it found it). Inside $(...) it ends only that subshell: the
+# caller checks what it got.
+die() {
+	printf 'demo: error: %s\n' "$*" >&2
+	kill $HOGS 2>/dev/null
+	[ -n "$pid" ] && kill -INT "$pid" 2>/dev/null && wait "$pid"
+	exit 1
+}
 ctl() { "$SCHED" ctl "$@" --socket "$SOCK"; }
 switch() { ctl set "$@" >/dev/null || die "ctl set $* failed"; say "$(ctl get)"; }
 
@@ -138,10 +147,12 @@ cpu_load() {
 	echo "$cores" | awk '{ print $1, $4 }'
 }
 set -- $(cpu_load "idle-core")
-shared_core=${2:?the idle-core load failed}
+shared_core=$2
+[ -n "$shared_core" ] || die "the idle-core load failed"
 switch --smt=off
 set -- $(cpu_load "smt off")
-shared_off=${2:?the smt-off load failed}
+shared_off=$2
+[ -n "$shared_off" ] || die "the smt-off load failed"
 switch --smt=idle-core
 echo
 echo "   idle-core -> off: cores running both threads went from $shared_core to $shared_off of 4;"

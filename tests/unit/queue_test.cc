@@ -62,27 +62,45 @@ TEST(QueueIdleTurn, DueAfterThePeriodOnlyWhenIdleWorkWaits) {
   EXPECT_TRUE(loehle_idle_turn_due(t0, 0, kSlice, 1));  // never ran
   EXPECT_FALSE(loehle_idle_turn_due(t0 + period - 1, t0, kSlice, 1));
   EXPECT_TRUE(loehle_idle_turn_due(t0 + period, t0, kSlice, 1));
-  // A clock that went backwards (another CPU's stamp) is not a reason to wait.
-  EXPECT_TRUE(loehle_idle_turn_due(t0 - 1, t0, kSlice, 1));
+  // A stamp a little ahead of our clock (another CPU's) is a turn that just
+  // began; one more than a period ahead is garbage, and the turn is given.
+  EXPECT_FALSE(loehle_idle_turn_due(t0 - 1, t0, kSlice, 1));
+  EXPECT_FALSE(loehle_idle_turn_due(t0 - period, t0, kSlice, 1));
+  EXPECT_TRUE(loehle_idle_turn_due(t0 - period - 1, t0, kSlice, 1));
 }
 
 // Many waiting idle tasks shorten the period: each of n tasks, served in
 // turn, runs within LOEHLE_IDLE_MAX_WAIT_NS.
 TEST(QueueIdleTurn, EveryWaitingTaskRunsWithinTheMaximumWait) {
-  for (uint32_t n : {1u, 2u, 8u, 64u, 100u, 1000u, 100000u}) {
+  const uint64_t floor = LOEHLE_IDLE_TURN_MIN_SLICES * kSlice;
+  const uint32_t covered = LOEHLE_IDLE_MAX_WAIT_NS / floor - 1;
+  for (uint32_t n : {1u, 2u, 8u, 64u, 100u, covered}) {
     const uint64_t period = loehle_idle_turn_period(kSlice, n);
     EXPECT_LE(period * n, LOEHLE_IDLE_MAX_WAIT_NS) << n;
     EXPECT_LE(period, LOEHLE_IDLE_TURN_SLICES * kSlice) << n;
-    EXPECT_GT(period, 0u) << n;
+    EXPECT_GE(period, floor) << n;
   }
   EXPECT_EQ(loehle_idle_turn_period(kSlice, 100), LOEHLE_IDLE_MAX_WAIT_NS / 101);
+}
+
+// However many idle tasks wait, normal work keeps all but one slice in
+// LOEHLE_IDLE_TURN_MIN_SLICES + 1: the period never drops below the floor
+// (without it, 1000 waiting tasks would make every dispatch a turn).
+TEST(QueueIdleTurn, PeriodNeverBelowTheFloor) {
+  const uint64_t floor = LOEHLE_IDLE_TURN_MIN_SLICES * kSlice;
+  for (uint32_t n : {250u, 1000u, 100000u, 0xffffffffu}) {
+    EXPECT_EQ(loehle_idle_turn_period(kSlice, n), floor) << n;
+  }
+  // A thousand waiting tasks still each run within the 30 s watchdog.
+  EXPECT_LT(loehle_idle_turn_period(kSlice, 1000) * 1000,
+            30ULL * 1000 * 1000 * 1000);
 }
 
 // A CPU saturated with normal work, simulated slice by slice: idle work
 // gets exactly its allowance, no more (bounded above) and no less (bounded
 // below), over ten seconds.
 TEST(QueueIdleTurn, AllowanceBoundedBothWaysUnderSaturation) {
-  for (uint32_t waiting : {1u, 4u, 200u}) {
+  for (uint32_t waiting : {1u, 4u, 200u, 5000u}) {
     uint64_t now = 1'000 * kMs, last_idle_run = now;
     int idle_turns = 0, slices = 0;
     const uint64_t end = now + 10'000 * kMs;

@@ -175,6 +175,19 @@ TEST(SchedIdleClaim, AgeAcrossTheTimeWrap) {
   EXPECT_TRUE(loehle_si_claim_live(loehle_si_claim_word(1, kNow), kNow, 1));
 }
 
+// A claim another CPU made after this scan read its clock carries a later
+// time: it is live, not "expired", or two wakees would take one CPU.
+TEST(SchedIdleClaim, ClaimFromTheNearFutureIsLive) {
+  const uint64_t word = loehle_si_claim_word(kWakeePid, kNow + 50000);
+  EXPECT_TRUE(loehle_si_claim_live(word, kNow, kTtl));
+  EXPECT_TRUE(loehle_si_claim_live(word, kNow + 50000 - kTtl + 4096, kTtl));
+  loehle_si_cpu s = RunningIdleWork();
+  s.claim = word;
+  EXPECT_FALSE(loehle_si_is_sched_idle(&s, kNow, kTtl, 0));
+  // Beyond a TTL into the future it is no claim of this epoch: expired.
+  EXPECT_FALSE(loehle_si_claim_live(word, kNow + 50000 - 2 * kTtl, kTtl));
+}
+
 // Re-validation: a normal task started after the scan saw the CPU
 // sched-idle; the claim must not stand, or the wakee would preempt it.
 TEST(SchedIdleClaim, LostWhenANormalTaskStartedAfterTheScan) {
