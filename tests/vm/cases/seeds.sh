@@ -8,10 +8,13 @@
 #
 # Statistical checks and their false-failure rates:
 # - "uniform" fails only when a chi-square test rejects uniformity at
-#   p = 0.001 AND the effect size (chi-square per pick) is above 0.05, so a
+#   p = 0.001 AND the effect size (chi-square per pick) is above 0.1, so a
 #   truly uniform spread fails at most 0.1% of the time; the effect-size
-#   condition keeps long runs from failing on the small biases the guest's
-#   own processes add.
+#   condition keeps runs from failing on the small biases the guest's own
+#   processes add (seen: 0.059 in a CI run beside the bench's VM, where the
+#   forking parent and the daemon run on the tied CPUs now and then). The
+#   bias the rules remove is ten times that: 1.09 for the pre-fix default
+#   configuration's [0 289 0 130 0 15 0 5], about 2 for first.
 # - "concentrated" needs an effect size above 0.1 and 4x the uniform run's.
 
 # Starts `stress-ng --cpu 1` pinned to each CPU in $1; the pids in $HOGS.
@@ -40,7 +43,7 @@ stop_hogs() {
 
 # "chi2 total" on stdin; exit 0 when uniform in the sense above.
 is_uniform() {
-	awk '{ exit !($2 >= 80 && ($1 < 16.27 || $1 / $2 < 0.05)) }'
+	awk '{ exit !($2 >= 80 && ($1 < 16.27 || $1 / $2 < 0.1)) }'
 }
 
 # The issue-10 layout: one busy thread on every core, so no core is idle
