@@ -967,10 +967,12 @@ static __always_inline void preempt_idle_work(struct loehle_stats *st,
 	const struct cpumask *llc_cpus, *idle_work;
 	struct cpu_state *cs = cpu_state_of(cpu);
 	s32 other = -1, target;
+	bool own;
 
 	if (task_is_idle_work(p))
 		return;
-	if (!cs || !loehle_si_runs_idle_work(&cs->si)) {
+	own = cs && loehle_si_runs_idle_work(&cs->si);
+	if (!own) {
 		llc_cpus = cpumask_at(LLC_IDX(llc));
 		idle_work = cpumask_at(LOEHLE_IDLE_WORK_MASK);
 		if (llc_cpus && idle_work) {
@@ -981,8 +983,7 @@ static __always_inline void preempt_idle_work(struct loehle_stats *st,
 		}
 	}
 	target = loehle_preempt_for(0, cpu,
-				    cs && loehle_si_runs_idle_work(&cs->si) &&
-				    bpf_cpumask_test_cpu(cpu, p->cpus_ptr),
+				    own && bpf_cpumask_test_cpu(cpu, p->cpus_ptr),
 				    other);
 	if (target < 0)
 		return;
