@@ -211,14 +211,18 @@ ControlServer::~ControlServer() {
   }
 }
 
-void ControlServer::Poll(int timeout_ms) {
+void ControlServer::Poll(int timeout_ms, absl::Span<const int> wake_fds) {
   std::vector<pollfd> fds;
-  fds.reserve(clients_.size() + 1);
+  fds.reserve(clients_.size() + 1 + wake_fds.size());
   fds.push_back({listen_fd_, POLLIN, 0});
   for (const std::unique_ptr<Client>& client : clients_) {
     short events = client->closing ? 0 : POLLIN;
     if (!client->output.empty()) events |= POLLOUT;
     fds.push_back({client->fd, events, 0});
+  }
+  // Last: the clients' indices stay i + 1.
+  for (int fd : wake_fds) {
+    if (fd >= 0) fds.push_back({fd, POLLIN, 0});
   }
   if (poll(fds.data(), fds.size(), timeout_ms) <= 0) return;  // timeout, EINTR
 
@@ -353,7 +357,16 @@ nlohmann::json ControlServer::Answer(const std::string& line) {
   }
   const std::string& name = cmd->get_ref<const std::string&>();
   if (name == "get") return OkReply(handler_->HandleGet());
-  if (name == "stats") return OkReply(handler_->HandleStats());
+  if (name == "stats") {
+    const auto scope = request.find("generations");
+    if (scope == request.end() || *scope == "all") {
+      return OkReply(handler_->HandleStats(StatsScope::kAll));
+    }
+    if (*scope == "current") {
+      return OkReply(handler_->HandleStats(StatsScope::kCurrent));
+    }
+    return ErrorReply("\"generations\" must be \"all\" or \"current\"");
+  }
   if (name == "set") {
     const auto args = request.find("args");
     if (args == request.end() || !args->is_object()) {

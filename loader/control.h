@@ -4,7 +4,11 @@
 // Requests:
 //   {"cmd":"get"}                   current settings
 //   {"cmd":"set","args":{...}}      change settings (ControlHandler::HandleSet)
-//   {"cmd":"stats"}                 statistics
+//   {"cmd":"stats"}                 statistics, every generation
+//   {"cmd":"stats","generations":"current"}
+//                                   the same with only the current generation
+//                                   (what `top` polls: a fraction of the
+//                                   cost once many generations have run)
 //   {"cmd":"events","since":N}      pick events after sequence number N
 // Replies:
 //   {"ok":true,"result":<handler json>}
@@ -28,12 +32,17 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "nlohmann/json.hpp"
 
 namespace loehle {
 
 // What the server asks of the scheduler. All calls are made from within
 // ControlServer::Poll, on the thread that calls it.
+// Which generations a stats reply carries ("generations": "all" or
+// "current").
+enum class StatsScope { kAll, kCurrent };
+
 class ControlHandler {
  public:
   virtual ~ControlHandler() = default;
@@ -43,8 +52,9 @@ class ControlHandler {
   // becomes the reply's "error" (its message, on one line).
   virtual absl::StatusOr<nlohmann::json> HandleSet(
       const nlohmann::json& args) = 0;
-  // The reply's "result" for {"cmd":"stats"}.
-  virtual nlohmann::json HandleStats() = 0;
+  // The reply's "result" for {"cmd":"stats"}: with kCurrent only the
+  // current generation is in "generations".
+  virtual nlohmann::json HandleStats(StatsScope scope) = 0;
   // {"cmd":"events","since":since}; since is a non-negative integer (0 when
   // the request has none). Handlers without events keep the default.
   virtual absl::StatusOr<nlohmann::json> HandleEvents(uint64_t since) {
@@ -80,7 +90,9 @@ class ControlServer {
   // line and writes what it can. All sockets are non-blocking, so a slow or
   // stuck client never holds Poll up beyond timeout_ms. Returns early when a
   // signal interrupts the wait. Not thread-safe: call it from one thread.
-  void Poll(int timeout_ms);
+  // Also returns when one of `wake_fds` becomes readable (the daemon's
+  // event ring and signalfd); negative fds are ignored.
+  void Poll(int timeout_ms, absl::Span<const int> wake_fds = {});
 
   const std::string& path() const { return path_; }
   // The listening descriptor, for callers that want to poll it themselves.

@@ -46,7 +46,10 @@ class FakeHandler : public ControlHandler {
     last_set = args;
     return json{{"applied", args}};
   }
-  json HandleStats() override { return json{{"stats_calls", ++stats_calls}}; }
+  json HandleStats(StatsScope scope) override {
+    return scope == StatsScope::kCurrent ? json{{"stats_calls", ++stats_calls}, {"current_only", true}}
+                        : json{{"stats_calls", ++stats_calls}};
+  }
 
   json last_set;
   int stats_calls = 0;
@@ -210,6 +213,17 @@ TEST_F(ControlServerTest, GetSetStatsRoundTrip) {
   ASSERT_TRUE(reply.ok()) << reply.status();
   EXPECT_EQ(*reply, json::parse(R"({"ok":true,"result":{"stats_calls":1}})"));
 
+  reply = ControlRequest(path_, json{{"cmd", "stats"}, {"generations", "current"}});
+  ASSERT_TRUE(reply.ok()) << reply.status();
+  EXPECT_EQ(*reply, json::parse(
+                        R"({"ok":true,"result":{"stats_calls":2,"current_only":true}})"));
+  reply = ControlRequest(path_, json{{"cmd", "stats"}, {"generations", "all"}});
+  ASSERT_TRUE(reply.ok()) << reply.status();
+  EXPECT_EQ(*reply, json::parse(R"({"ok":true,"result":{"stats_calls":3}})"));
+  reply = ControlRequest(path_, json{{"cmd", "stats"}, {"generations", 2}});
+  ASSERT_TRUE(reply.ok()) << reply.status();
+  EXPECT_EQ(*reply, Error("\"generations\" must be \"all\" or \"current\""));
+
   reply =
       ControlRequest(path_, json::parse(R"({"cmd":"set","args":{"fail":1}})"));
   ASSERT_TRUE(reply.ok()) << reply.status();
@@ -288,6 +302,21 @@ TEST_F(ControlServerTest, HalfClosedClientStillGetsItsReply) {
   EXPECT_TRUE(client.SeesEof());
   server_->Poll(0);
   EXPECT_EQ(server_->client_count(), 0u);
+}
+
+// The daemon's event ring asks to be read through wake_fd: Poll returns at
+// once instead of waiting out its timeout (60 s here; the test would time
+// out instead of failing slowly if the fd were ignored).
+TEST_F(ControlServerTest, WakeFdEndsThePollEarly) {
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  ASSERT_EQ(write(fds[1], "x", 1), 1);
+  const auto start = std::chrono::steady_clock::now();
+  const int wake[] = {-1, fds[0]};
+  server_->Poll(60000, wake);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(30));
+  close(fds[0]);
+  close(fds[1]);
 }
 
 TEST_F(ControlServerTest, DisconnectedClientsAreCleanedUp) {

@@ -57,6 +57,8 @@ class SignalFd {
     if (fd_ >= 0) close(fd_);
     sigprocmask(SIG_SETMASK, &old_mask_, nullptr);
   }
+  // Readable when a signal is pending.
+  int fd() const { return fd_; }
   // The signal number received, or 0.
   int Take() {
     struct signalfd_siginfo info;
@@ -117,8 +119,9 @@ class Daemon : public ControlHandler {
     return HandleGet();
   }
 
-  nlohmann::json HandleStats() override {
+  nlohmann::json HandleStats(StatsScope scope) override {
     nlohmann::json generations = nlohmann::json::array();
+    uint64_t drops_total = 0;
     std::vector<int> cpus;
     for (const CpuTopology& cpu : topology_.cpus) {
       if (cpu.online) cpus.push_back(cpu.cpu);
@@ -128,6 +131,10 @@ class Daemon : public ControlHandler {
       absl::StatusOr<GenerationStats> stats =
           scheduler_->ReadGeneration(generation);
       if (!stats.ok()) continue;
+      drops_total += stats->Get(LOEHLE_STAT_EVENT_DROPS);
+      if (scope == StatsScope::kCurrent && generation != scheduler_->generation()) {
+        continue;
+      }
       nlohmann::json entry = GenerationToJson(*stats, Derive(*stats, cpus));
       entry["settings"] = SettingsToJson(settings);
       generations.push_back(std::move(entry));
@@ -158,8 +165,10 @@ class Daemon : public ControlHandler {
                           {"latency_source", topology_.latency_source}}},
             {"events", {{"received", events_->newest_seq()},
                         {"newest_seq", events_->newest_seq()},
+                        {"drops_total", drops_total},
                         {"capacity", events_->capacity()}}},
             {"programs", programs},
+            {"idle_state_tracking", scheduler_->idle_state_tracking()},
             {"generations", generations}};
   }
 
@@ -275,10 +284,14 @@ absl::Status RunDaemon(const DaemonOptions& options) {
       std::chrono::duration_cast<Clock::duration>(
           std::chrono::duration<double>(options.stats_interval_s));
   for (;;) {
+    // A signal, a control client or a half-full event ring wakes the loop
+    // at once; the timer drains the ring at low rates and notices an exit.
+    const int wake[] = {daemon.scheduler().events_wait_fd(), (*signals)->fd()};
     if (control) {
-      control->Poll(100);
+      control->Poll(kDaemonLoopTimeoutMs, wake);
     } else {
-      poll(nullptr, 0, 100);
+      pollfd waits[] = {{wake[0], POLLIN, 0}, {wake[1], POLLIN, 0}};
+      poll(waits, 2, kDaemonLoopTimeoutMs);
     }
     if (int sig = (*signals)->Take(); sig != 0) {
       fprintf(stderr, "scx_loehle: %s, detaching\n", strsignal(sig));
@@ -288,7 +301,7 @@ absl::Status RunDaemon(const DaemonOptions& options) {
     }
     daemon.DrainEvents();
     if (metrics && metrics->SnapshotWanted()) {
-      metrics->Publish(daemon.HandleStats());
+      metrics->Publish(daemon.HandleStats(StatsScope::kAll));
     }
     if (std::optional<ExitRecord> exit = daemon.scheduler().Exit()) {
       fprintf(stderr, "scx_loehle: the kernel disabled the scheduler: %s\n",

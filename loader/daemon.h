@@ -20,6 +20,13 @@ namespace loehle {
 
 inline constexpr char kDefaultSocketPath[] = "/run/scx_loehle.sock";
 
+// The daemon loop's timer: how soon it notices that the kernel disabled the
+// scheduler, drains a trickle of events, serves a metrics scrape or prints a
+// summary. Signals, control clients and a half-full event ring wake it at
+// once. Under TCG a timer wakeup costs about 350 us of CPU: at 100 ms the
+// idle daemon took 0.35% of one vCPU, at 250 ms 0.15%.
+inline constexpr int kDaemonLoopTimeoutMs = 250;
+
 struct DaemonOptions {
   Settings settings;
   std::string socket_path = kDefaultSocketPath;  // "" disables the socket

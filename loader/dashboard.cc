@@ -433,10 +433,8 @@ std::vector<std::string> DashboardModel::Render(size_t width, size_t height) con
   claims += "[" + Sparkline(fail_history_, std::min<size_t>(spark_width, 40)) + "]";
   top.push_back(Fit(claims, width));
   // Drops of every generation: a drop is worth seeing even after a switch.
-  uint64_t total_drops = 0;
-  for (const nlohmann::json& g : s.value("generations", nlohmann::json::array())) {
-    if (g.contains("counters")) total_drops += U64(g["counters"], "event_drops");
-  }
+  const uint64_t total_drops =
+      s.contains("events") ? U64(s["events"], "drops_total") : 0;
   top.push_back(Fit(absl::StrFormat(
                         "si-preempt/s %s  pack/s %s  busy-sib/s %s  events/s %s "
                         "(1/%d)  drops/s %s (%s)",
@@ -619,6 +617,13 @@ class CursesScreen {
   SCREEN* screen_;
 };
 
+// top polls the current generation only: a full reply grows with every
+// generation the daemon has run (52 KB and 14 ms of the daemon's CPU under
+// TCG after 41 of them), and top shows only the current one.
+nlohmann::json TopRequest() {
+  return {{"cmd", "stats"}, {"generations", "current"}};
+}
+
 absl::Status RunPlain(const Command& command) {
   size_t width = 100;
   if (const char* columns = getenv("COLUMNS")) {
@@ -628,13 +633,13 @@ absl::Status RunPlain(const Command& command) {
   const int frames = command.once ? 1 : command.count;
   DashboardModel model;
   absl::StatusOr<nlohmann::json> first =
-      RequestResult(command.socket_path, {{"cmd", "stats"}});
+      RequestResult(command.socket_path, TopRequest());
   if (!first.ok()) return first.status();
   model.Update(*std::move(first), ReadProcStat());
   for (int n = 0; frames == 0 || n < frames; ++n) {
     std::this_thread::sleep_for(std::chrono::duration<double>(command.interval_s));
     absl::StatusOr<nlohmann::json> stats =
-        RequestResult(command.socket_path, {{"cmd", "stats"}});
+        RequestResult(command.socket_path, TopRequest());
     if (!stats.ok()) return GoneError(stats.status());
     model.Update(*std::move(stats), ReadProcStat());
     if (n > 0) printf("\n");
@@ -656,7 +661,7 @@ absl::Status RunTop(const Command& command) {
       std::chrono::duration<double>(command.interval_s));
   DashboardModel model;
   absl::StatusOr<nlohmann::json> first =
-      RequestResult(command.socket_path, {{"cmd", "stats"}});
+      RequestResult(command.socket_path, TopRequest());
   if (!first.ok()) return first.status();
   model.Update(*std::move(first), ReadProcStat());
 
@@ -674,7 +679,7 @@ absl::Status RunTop(const Command& command) {
     for (;;) {
       if (Clock::now() >= next) {
         absl::StatusOr<nlohmann::json> stats =
-            RequestResult(command.socket_path, {{"cmd", "stats"}});
+            RequestResult(command.socket_path, TopRequest());
         if (!stats.ok()) {
           gone = GoneError(stats.status());
           break;

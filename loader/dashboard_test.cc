@@ -45,7 +45,7 @@ nlohmann::json Stats(double uptime, uint32_t generation, uint64_t forks,
                     {"smt", "idle-core"}, {"slice_us", 5000},
                     {"claim_retries", 1}, {"sample_every", 64}}},
       {"topology", Topology(2, 1, 2, 2)},
-      {"events", {{"received", forks}}},
+      {"events", {{"received", forks}, {"drops_total", failures + 1000}}},
       {"programs", {{{"name", "select_cpu"}, {"run_count", select_calls},
                      {"run_time_ns", select_ns}}}},
       {"generations",
@@ -222,6 +222,8 @@ TEST(DashboardModelTest, FrameFits80x24AndShowsEverySection) {
   EXPECT_THAT(all, HasSubstr("select/s 600 = fork 200  wakeup 400"));
   EXPECT_THAT(all, HasSubstr("shallowest 200"));
   EXPECT_THAT(all, HasSubstr("fail/s 4 (2.00%)"));
+  // Drops of every generation come from the reply's events.drops_total.
+  EXPECT_THAT(all, HasSubstr("drops/s 0 (1.0k)"));
   EXPECT_THAT(all, HasSubstr("1:150"));
   EXPECT_THAT(all, HasSubstr("n0 L0   fork @-|--   525"));
   EXPECT_THAT(all, HasSubstr("n1 L1   fork --|--   300"));

@@ -150,6 +150,34 @@ absl::Status CheckSchedExtAvailable(const std::string& sysfs_root,
   return absl::OkStatus();
 }
 
+bool WantsIdleStateTracking(bool have_exit_latencies, const Settings& settings) {
+  return have_exit_latencies && settings.policy != LOEHLE_POLICY_BUILTIN;
+}
+
+absl::Status Scheduler::AttachIdleStateTrackingFor(const Settings& settings) {
+  if (idle_state_link_ != nullptr ||
+      !WantsIdleStateTracking(has_exit_latencies_, settings)) {
+    return absl::OkStatus();
+  }
+  idle_state_link_ = bpf_program__attach(skel_->progs.loehle_cpu_idle);
+  if (idle_state_link_ == nullptr) {
+    return absl::InternalError(absl::StrCat(
+        "cannot attach the cpu_idle tracepoint: ", strerror(errno)));
+  }
+  return absl::OkStatus();
+}
+
+void Scheduler::DetachIdleStateTrackingUnless(const Settings& settings) {
+  if (idle_state_link_ == nullptr ||
+      WantsIdleStateTracking(has_exit_latencies_, settings)) {
+    return;
+  }
+  // A CPU idle now keeps the state it published last; update_idle marks it
+  // unpublished on its next idle entry, and builtin reads none.
+  bpf_link__destroy(idle_state_link_);
+  idle_state_link_ = nullptr;
+}
+
 absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Start(
     const Topology& topology, const Options& options) {
   if (absl::Status ok = CheckSchedExtAvailable(options.sysfs_root, geteuid());
@@ -185,6 +213,9 @@ absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Start(
   // The topology was read under this hotplug sequence number: if a CPU
   // came or went since, the kernel refuses the attach with a restart.
   sched->skel_->struct_ops.loehle_ops->hotplug_seq = topology.hotplug_seq;
+  // Attached by AttachIdleStateTrackingFor() only where it is wanted.
+  bpf_program__set_autoattach(sched->skel_->progs.loehle_cpu_idle, false);
+  sched->has_exit_latencies_ = HasExitLatencies(topology);
   auto* ro = sched->skel_->rodata;
   ro->cpu_lists = BuildCpuLists(topology);
   ro->nr_cpus = static_cast<__u32>(topology.cpus.size());
@@ -207,9 +238,9 @@ absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Start(
         break;
       }
     }
-    // States past the end of a CPU's table count as its deepest known one;
-    // with no table at all every published state has latency 0, so all
-    // idle CPUs tie and only the tie-break decides.
+    // States past the end of a CPU's table count as its deepest known one.
+    // With no table at all the tracepoint is not attached: every idle CPU
+    // stays unpublished (U64_MAX), all tie and only the tie-break decides.
     const std::vector<uint64_t>* table =
         static_cast<size_t>(cpu.cpu) < topology.exit_latency_ns.size()
             ? &topology.exit_latency_ns[cpu.cpu]
@@ -256,28 +287,21 @@ absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Start(
         tail.empty() ? "" : absl::StrCat(": ", tail)));
   }
   libbpf_log = nullptr;
-
-  sched->events_ = ring_buffer__new(
-      bpf_map__fd(sched->skel_->maps.events),
-      [](void* ctx, void* data, size_t size) -> int {
-        auto* self = static_cast<Scheduler*>(ctx);
-        if (size >= sizeof(loehle_pick_event) && self->sink_) {
-          loehle_pick_event event;
-          memcpy(&event, data, sizeof(event));
-          self->sink_(event);
-        }
-        return 0;
-      },
-      sched.get(), nullptr);
-  if (sched->events_ == nullptr) {
-    return absl::InternalError(
-        absl::StrCat("cannot open the event ring buffer: ", strerror(errno)));
+  if (absl::Status s = sched->AttachIdleStateTrackingFor(options.settings);
+      !s.ok()) {
+    return s;
   }
+
+  absl::StatusOr<std::unique_ptr<EventReader>> events =
+      EventReader::Open(bpf_map__fd(sched->skel_->maps.events));
+  if (!events.ok()) return events.status();
+  sched->events_ = *std::move(events);
   return sched;
 }
 
 Scheduler::~Scheduler() {
-  if (events_ != nullptr) ring_buffer__free(events_);
+  events_.reset();  // before the map it reads goes with the skeleton
+  if (idle_state_link_ != nullptr) bpf_link__destroy(idle_state_link_);
   // Destroying the skeleton destroys the struct_ops link: the kernel
   // disables the scheduler and returns every task to the fair class.
   if (skel_ != nullptr) loehle_bpf__destroy(skel_);
@@ -305,18 +329,20 @@ absl::Status Scheduler::Apply(const Settings& settings) {
       retired_[retiring] = *std::move(last);
     }
   }
-  int fd = bpf_map__fd(skel_->maps.fork_picks);
-  uint64_t zero = 0;
   for (int cpu = 0; cpu < nr_cpus_; ++cpu) {
     uint32_t key = (next % LOEHLE_GEN_SLOTS) * LOEHLE_MAX_CPUS + cpu;
-    if (bpf_map_update_elem(fd, &key, &zero, BPF_ANY) != 0) {
-      return absl::InternalError(
-          absl::StrCat("cannot reset fork_picks: ", strerror(errno)));
-    }
+    __atomic_store_n(&skel_->bss->fork_picks[key], 0, __ATOMIC_RELAXED);
+  }
+  // Attach before the flip, so that a failure leaves the running generation
+  // as it was; detach after it (a pick of the old generation may still read
+  // states until then; a builtin pick reads none).
+  if (absl::Status s = AttachIdleStateTrackingFor(settings); !s.ok()) {
+    return s;
   }
   settings_by_generation_[next] = settings;
   WriteConfig(settings, next);
   generation_ = next;
+  DetachIdleStateTrackingUnless(settings);
   return absl::OkStatus();
 }
 
@@ -343,15 +369,9 @@ absl::StatusOr<GenerationStats> Scheduler::ReadLiveGeneration(
   }
   GenerationStats sum = SumCpus(per_cpu, generation);
   sum.fork_picks.assign(nr_cpus_, 0);
-  int fd = bpf_map__fd(skel_->maps.fork_picks);
   for (int cpu = 0; cpu < nr_cpus_; ++cpu) {
-    uint32_t key = slot * LOEHLE_MAX_CPUS + cpu;
-    uint64_t picks = 0;
-    if (bpf_map_lookup_elem(fd, &key, &picks) != 0) {
-      return absl::InternalError(
-          absl::StrCat("cannot read fork_picks: ", strerror(errno)));
-    }
-    sum.fork_picks[cpu] = picks;
+    sum.fork_picks[cpu] = __atomic_load_n(
+        &skel_->bss->fork_picks[slot * LOEHLE_MAX_CPUS + cpu], __ATOMIC_RELAXED);
   }
   return sum;
 }
@@ -372,15 +392,10 @@ std::optional<ExitRecord> Scheduler::Exit() const {
 
 absl::StatusOr<int> Scheduler::ConsumeEvents(
     std::function<void(const loehle_pick_event&)> sink) {
-  sink_ = std::move(sink);
-  int n = ring_buffer__consume(events_);
-  sink_ = nullptr;
-  if (n < 0) {
-    return absl::InternalError(
-        absl::StrCat("cannot read the event ring buffer: ", strerror(-n)));
-  }
-  return n;
+  return events_->Consume(std::move(sink));
 }
+
+int Scheduler::events_wait_fd() const { return events_->wait_fd(); }
 
 uint32_t Scheduler::compat_flags() const {
   return __atomic_load_n(&skel_->bss->compat_flags, __ATOMIC_RELAXED);

@@ -32,13 +32,14 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "loader/event_reader.h"
 #include "loader/options.h"
 #include "loader/stats.h"
 #include "loader/topology.h"
 #include "loehle/intf.h"
 
 struct loehle_bpf;   // generated skeleton (loehle.skel.h)
-struct ring_buffer;  // libbpf
+struct bpf_link;     // libbpf
 
 namespace loehle {
 
@@ -78,6 +79,19 @@ absl::Status CheckSchedExtAvailable(const std::string& sysfs_root,
 //   scx_bpf_dsq_insert___v2, __scx_bpf_dsq_insert_vtime, ...
 // The last entry is "p->scx.dsq_vtime store" without the setter kfunc.
 std::vector<std::string> KfuncVariantNames(uint32_t compat_flags);
+
+// Whether the power:cpu_idle tracepoint, which publishes the idle state a
+// CPU entered, is attached: only under a policy of ours (builtin reads no
+// exit latencies) and only when some CPU has an exit-latency table. Without
+// a table there is no cpuidle driver, and the kernel publishes no idle state
+// either (rq->idle_state stays NULL: every idle CPU ties at seed 000's
+// U64_MAX key); the tracepoint would still fire (from the default idle
+// loop) and rank "published, latency 0" above "unpublished", a distinction
+// the kernel does not make there, so scx_loehle follows the kernel. With a
+// table, even of equal latencies, a published state beats an unpublished
+// one as in the kernel, so it stays attached.
+// `have_exit_latencies` is HasExitLatencies() of the topology.
+bool WantsIdleStateTracking(bool have_exit_latencies, const Settings& settings);
 
 // /sys/kernel/sched_ext/state and root/ops, "" when unreadable.
 std::string ReadSchedExtState(const std::string& sysfs_root = "/sys");
@@ -119,6 +133,10 @@ class Scheduler {
   absl::StatusOr<int> ConsumeEvents(
       std::function<void(const loehle_pick_event&)> sink);
 
+  // Readable when the BPF side asks for its events to be read now (the ring
+  // is half full: loehle_events_wakeup_due()); poll it beside the timer.
+  int events_wait_fd() const;
+
   // Run count and time of each callback since attach.
   std::vector<ProgramCost> ProgramCosts() const;
 
@@ -127,13 +145,21 @@ class Scheduler {
   // LOEHLE_COMPAT_* of the running kernel, recorded by the BPF init.
   uint32_t compat_flags() const;
 
+  // Whether the cpu_idle tracepoint is attached now (WantsIdleStateTracking
+  // of the active settings; Start() and Apply() attach or detach it).
+  bool idle_state_tracking() const { return idle_state_link_ != nullptr; }
+
  private:
   Scheduler() = default;
   absl::StatusOr<GenerationStats> ReadLiveGeneration(uint32_t generation) const;
   void WriteConfig(const Settings& settings, uint32_t generation);
+  absl::Status AttachIdleStateTrackingFor(const Settings& settings);
+  void DetachIdleStateTrackingUnless(const Settings& settings);
 
   struct loehle_bpf* skel_ = nullptr;
-  struct ring_buffer* events_ = nullptr;
+  std::unique_ptr<EventReader> events_;
+  struct bpf_link* idle_state_link_ = nullptr;  // the cpu_idle tracepoint
+  bool has_exit_latencies_ = false;
   int run_time_stats_fd_ = -1;
   int nr_cpus_ = 0;
   int nr_possible_ = 0;
@@ -141,7 +167,6 @@ class Scheduler {
   uint32_t first_generation_ = 0;
   std::map<uint32_t, Settings> settings_by_generation_;
   std::map<uint32_t, GenerationStats> retired_;  // slots since recycled
-  std::function<void(const loehle_pick_event&)> sink_;
 };
 
 }  // namespace loehle

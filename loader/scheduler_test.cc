@@ -93,5 +93,28 @@ TEST(KfuncVariants, NewOrOldPerPair) {
             "scx_bpf_reenqueue_local___v2");
 }
 
+TEST(IdleStateTracking, OnlyWithExitLatenciesAndOurPolicy) {
+  Settings settings;
+  settings.policy = LOEHLE_POLICY_RESERVOIR;
+  EXPECT_TRUE(WantsIdleStateTracking(true, settings));
+  EXPECT_FALSE(WantsIdleStateTracking(false, settings));
+  settings.policy = LOEHLE_POLICY_FIRST;
+  EXPECT_TRUE(WantsIdleStateTracking(true, settings));
+  settings.policy = LOEHLE_POLICY_RECENCY;
+  EXPECT_TRUE(WantsIdleStateTracking(true, settings));
+  settings.policy = LOEHLE_POLICY_BUILTIN;
+  EXPECT_FALSE(WantsIdleStateTracking(true, settings));
+}
+
+TEST(IdleStateTracking, AnyCpuWithATableCounts) {
+  Topology topo;
+  topo.exit_latency_ns = {{}, {}};
+  EXPECT_FALSE(HasExitLatencies(topo));
+  topo.exit_latency_ns[1] = {0};
+  EXPECT_TRUE(HasExitLatencies(topo));
+  topo.exit_latency_ns.clear();
+  EXPECT_FALSE(HasExitLatencies(topo));
+}
+
 }  // namespace
 }  // namespace loehle

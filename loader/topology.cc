@@ -452,6 +452,13 @@ loehle_cpu_lists BuildCpuLists(const Topology& topo) {
   return lists;
 }
 
+bool HasExitLatencies(const Topology& topo) {
+  for (const std::vector<uint64_t>& table : topo.exit_latency_ns) {
+    if (!table.empty()) return true;
+  }
+  return false;
+}
+
 std::string DescribeTopology(const Topology& topo) {
   int online = 0;
   std::set<int> cores;

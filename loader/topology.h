@@ -100,6 +100,9 @@ absl::Status ApplyIdleLatencyFile(const std::string& path, Topology* topo);
 // Groups with no CPU have len 0. Entries past the CPUs are zero.
 loehle_cpu_lists BuildCpuLists(const Topology& topo);
 
+// Whether any CPU has an exit-latency table (from sysfs or a file).
+bool HasExitLatencies(const Topology& topo);
+
 // One line for the startup log, e.g.
 //   "8 CPUs, 4 cores (SMT on), 2 LLCs, 2 nodes, exit latencies from sysfs"
 // Counts are of online CPUs; offline CPUs add "(N offline)" after the CPU

@@ -45,6 +45,10 @@
  * entered, and the loader's table maps (cpu, state) to an exit latency. A
  * CPU that went idle but has not published a state since has the key
  * U64_MAX, so it is picked only when nothing published is idle (seed 000).
+ * The loader attaches the tracepoint only under a policy that reads exit
+ * latencies and only when there is a latency table (Documentation/design.md,
+ * "Load"): without a table every idle CPU stays unpublished, as the kernel's
+ * own rq->idle_state stays NULL without a cpuidle driver.
  * What runs on each CPU is reported to loehle/sched_idle.h from running,
  * stopping, cpu_release, cpu_acquire and update_idle; a per-CPU mask of the
  * CPUs running idle work serves the scan cut-off. Offline CPUs are never
@@ -71,7 +75,8 @@
  * that first counts for a new generation resets its slot. Fork picks are
  * also counted per target CPU, the view in which scan-order bias shows.
  * Sampled picks go to a ring buffer; a full buffer is counted as a drop,
- * never waited on.
+ * never waited on, and a half-full one wakes the reader
+ * (loehle/sample.h).
  *
  * Kernels. One object serves 6.18 and 7.x: kfuncs that changed go through
  * scx/compat.bpf.h, and init records which variants the kernel gave.
@@ -151,13 +156,14 @@ struct {
 	__type(value, struct loehle_stats);
 } stats SEC(".maps");
 
-/* [slot * LOEHLE_MAX_CPUS + cpu]; the loader zeroes a slot before reuse. */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, LOEHLE_GEN_SLOTS * LOEHLE_MAX_CPUS);
-	__type(key, u32);
-	__type(value, u64);
-} fork_picks SEC(".maps");
+/*
+ * Fork picks per target CPU, [slot * LOEHLE_MAX_CPUS + cpu]; the loader
+ * zeroes a slot before reuse. In .bss, not a map: the loader reads it
+ * through the skeleton's mapping, without a syscall per CPU and generation
+ * (which made one stats reply cost milliseconds of the daemon's time).
+ */
+#define FORK_PICKS_LEN (LOEHLE_GEN_SLOTS * LOEHLE_MAX_CPUS)
+__u64 fork_picks[FORK_PICKS_LEN];
 
 /* Idle CPUs per node or LLC, scratch for loehle_busiest_idle_group(). */
 struct {
@@ -209,7 +215,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 1 << 20);
+	__uint(max_entries, LOEHLE_EVENTS_RING_BYTES);
 } events SEC(".maps");
 
 /*
@@ -715,7 +721,9 @@ static __always_inline void emit_event(struct scratch *sc,
 	ev->claim = claim;
 	ev->wakee_sched_idle = task_is_sched_idle(p);
 	ev->pad = 0;
-	bpf_ringbuf_submit(ev, BPF_RB_NO_WAKEUP);
+	bpf_ringbuf_submit(ev, loehle_events_wakeup_due(
+		bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA)) ?
+		BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP);
 	stat_add(st, LOEHLE_STAT_EVENTS, 1);
 }
 
@@ -736,10 +744,8 @@ static __always_inline void count_fork_pick(u32 generation, s32 cpu)
 {
 	u32 key = (generation % LOEHLE_GEN_SLOTS) * LOEHLE_MAX_CPUS +
 		  ((u32)cpu & (LOEHLE_MAX_CPUS - 1));
-	u64 *n = bpf_map_lookup_elem(&fork_picks, &key);
 
-	if (n)
-		__sync_fetch_and_add(n, 1);
+	__sync_fetch_and_add(&fork_picks[bounded(key, FORK_PICKS_LEN)], 1);
 }
 
 /* Counters, fork-pick tally and sampled event of one decision. */
@@ -1047,12 +1053,12 @@ void LOEHLE_STRUCT_OPS(loehle_enqueue, struct task_struct *p, u64 enq_flags)
 		stat_add(st, LOEHLE_STAT_KICK, 1);
 		return;
 	}
-	/* Under idle-core, a whole idle core first (seed 002). */
-	idle = -1;
-	if (cfg.smt == LOEHLE_SMT_IDLE_CORE && smt_active)
-		idle = scx_bpf_pick_idle_cpu(p->cpus_ptr, SCX_PICK_IDLE_CORE);
-	if (idle < 0)
-		idle = scx_bpf_pick_idle_cpu(p->cpus_ptr, 0);
+	/*
+	 * One pass: with SMT active the kernel's pick tries whole idle cores
+	 * before single idle CPUs by itself (seed 002's preference, whatever
+	 * --smt says: this only chooses which idle CPU to wake).
+	 */
+	idle = scx_bpf_pick_idle_cpu(p->cpus_ptr, 0);
 	if (idle >= 0) {
 		scx_bpf_kick_cpu(idle, SCX_KICK_IDLE);
 		stat_add(st, LOEHLE_STAT_KICK, 1);

@@ -177,6 +177,9 @@ struct loehle_cpu_lists {
 /* Longest SMT sibling ring the BPF side walks. */
 #define LOEHLE_MAX_SMT		8
 
+/* Size of the pick-event ring buffer (a power of two, page-aligned). */
+#define LOEHLE_EVENTS_RING_BYTES	(1u << 20)
+
 /* Pick event in the ring buffer. */
 struct loehle_pick_event {
 	__u64 ts_ns;

@@ -37,4 +37,17 @@ static inline int loehle_sample_due(struct loehle_sampler *s,
 	return 1;
 }
 
+/*
+ * Should this event wake the reader? Events are submitted without a wakeup
+ * (one per event would cost more than the event), and the daemon drains the
+ * ring on a timer (250 ms): at more than a ring's worth of events per tick
+ * (LOEHLE_EVENTS_RING_BYTES / 56 bytes, about 18,700) it would drop. So
+ * once the ring is half full, events wake the reader, which drains it at
+ * once: the rate the ring sustains is then the reader's, not the timer's.
+ */
+static inline int loehle_events_wakeup_due(__u64 unread_bytes)
+{
+	return unread_bytes >= LOEHLE_EVENTS_RING_BYTES / 2;
+}
+
 #endif /* LOEHLE_SAMPLE_H */

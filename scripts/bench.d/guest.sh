@@ -9,8 +9,11 @@
 #   BENCH_SCHED   the scheduler binary (default <repo>/build/scx_loehle)
 #   BENCH_QUICK   1: one repetition at small sizes (smoke run)
 #   BENCH_REPS    repetitions per configuration (default 5; 1 when quick)
-#   BENCH_ONLY    one experiment: fork, schedidle, latency, smt, overhead,
-#                 foreground
+#   BENCH_ONLY    experiments to run, comma-separated: fork, schedidle,
+#                 latency, smt, overhead, foreground, wakeup
+#   BENCH_FORK_SIZES  the fork experiment's "N,M ..." pairs
+#   BENCH_FLOOR   the floor's loader (default: loehle-floor beside the
+#                 scheduler binary)
 #
 # Layout of $BENCH_OUT:
 #   meta/            uname, versions, topology, settings of this run
@@ -22,8 +25,9 @@
 #   done             written last: the guest script reached its end
 #
 # Configurations: "kernel" is the kernel's own scheduler (scx_loehle stopped);
-# every other configuration is a `ctl set` on the running scheduler, i.e. a new
-# generation whose counters belong to that run alone.
+# "floor" is tests/bench/floor.bpf.c (loehle-floor), the least a sched_ext
+# scheduler does; every other configuration is a `ctl set` on the running
+# scheduler, i.e. a new generation whose counters belong to that run alone.
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 OUT=${BENCH_OUT:-/out}
@@ -102,6 +106,8 @@ sched_start() {
 }
 
 sched_stop() {
+	# The floor running instead: nothing of ours to stop.
+	! sched_alive && floor_alive && return 0
 	if sched_alive; then
 		kill -INT "$SCHED_PID"
 		wait "$SCHED_PID"
@@ -112,22 +118,97 @@ sched_stop() {
 	wait_state disabled 100 || { err "sched_ext state stays '$(cat "$STATE")' after stopping scx_loehle"; return 1; }
 }
 
-# Apply a configuration: "kernel" stops the scheduler; anything else is
-# "policy/sched-idle/smt" and becomes a new generation. Writes ctl-set.txt.
+# ---- the floor: tests/bench/floor.bpf.c, the least a sched_ext scheduler does ----
+FLOOR=${BENCH_FLOOR:-$(dirname "$SCHED")/loehle-floor}
+FLOOR_PID=
+FLOOR_STATS=$TMPD/floor-stats.json
+floor_alive() { [ -n "$FLOOR_PID" ] && kill -0 "$FLOOR_PID" 2>/dev/null; }
+
+FLOOR_SPEC=
+floor_start() { # SPEC: floor, or floor-nostats (no BPF run-time statistics)
+	local _args
+	if floor_alive && [ "$(cat "$STATE" 2>/dev/null)" = enabled ]; then
+		[ "$FLOOR_SPEC" = "$1" ] && return 0
+		floor_stop || return 1
+	fi
+	_args=
+	[ "$1" = floor-nostats ] && _args=--run-time-stats=off
+	[ -x "$FLOOR" ] || { err "$FLOOR is missing or not executable"; return 1; }
+	wait_state disabled 100 || { err "sched_ext state is '$(cat "$STATE")' before starting the floor"; return 1; }
+	SCHED_STARTS=$((SCHED_STARTS + 1))
+	# shellcheck disable=SC2086
+	"$FLOOR" --stats-file "$FLOOR_STATS" $_args >"$OUT/sched/floor-$SCHED_STARTS.log" 2>&1 &
+	FLOOR_PID=$! FLOOR_SPEC=$1
+	_n=600
+	while [ "$(cat "$STATE")" != enabled ]; do
+		if ! floor_alive || [ "$_n" -le 0 ]; then
+			err "the floor did not attach ($(tail -n 2 "$OUT/sched/floor-$SCHED_STARTS.log" | tr '\n' ' '))"
+			kill -9 "$FLOOR_PID" 2>/dev/null
+			FLOOR_PID=
+			return 1
+		fi
+		_n=$((_n - 1))
+		sleep 0.1
+	done
+	log "floor attached (start $SCHED_STARTS)"
+}
+
+floor_stop() {
+	[ -n "$FLOOR_PID" ] || return 0
+	if floor_alive; then
+		kill -INT "$FLOOR_PID"
+		wait "$FLOOR_PID" || err "the floor exited with status $? ($(tail -n 2 "$OUT/sched/floor-$SCHED_STARTS.log" | tr '\n' ' '))"
+	fi
+	FLOOR_PID=
+	wait_state disabled 100 || { err "sched_ext state stays '$(cat "$STATE")' after stopping the floor"; return 1; }
+}
+
+# The floor's BPF run-time statistics, in the shape of `ctl stats --json`.
+floor_stats_save() { # FILE
+	local _n
+	rm -f "$FLOOR_STATS"
+	kill -USR1 "$FLOOR_PID" 2>/dev/null
+	_n=50
+	while [ ! -s "$FLOOR_STATS" ]; do
+		[ "$_n" -le 0 ] && { err "the floor wrote no statistics within 5 s"; return 1; }
+		_n=$((_n - 1))
+		sleep 0.1
+	done
+	cp "$FLOOR_STATS" "$1"
+}
+
+# Apply a configuration: "kernel" stops every scheduler; "floor" runs the
+# floor alone; anything else is "policy/sched-idle/smt[/sampled]" and becomes
+# a new generation of scx_loehle ("sampled": every pick an event, and a
+# `top --interval=1` client for the run). Writes ctl-set.txt.
 apply_config() { # SPEC DIR
-	local _p _r _si _smt
+	local _p _r _si _smt _every
 	if [ "$1" = kernel ]; then
-		sched_stop
+		sched_stop && floor_stop
 		return
 	fi
+	case $1 in
+	floor | floor-nostats)
+		sched_stop && floor_start "$1"
+		return ;;
+	esac
+	floor_stop || return 1
 	sched_start || return 1
 	_p=${1%%/*} _r=${1#*/}
 	_si=${_r%%/*} _smt=${_r#*/}
-	"$SCHED" ctl set --policy="$_p" --sched-idle="$_si" --smt="$_smt" >"$2/ctl-set.txt" 2>&1 ||
+	_every=0
+	case $_smt in */sampled) _smt=${_smt%/sampled} _every=1 ;; esac
+	"$SCHED" ctl set --policy="$_p" --sched-idle="$_si" --smt="$_smt" --sample-every="$_every" >"$2/ctl-set.txt" 2>&1 ||
 		{ err "ctl set $1 failed: $(cat "$2/ctl-set.txt")"; return 1; }
 }
 
+# CPU time of every thread of the daemon so far, in ns (schedstat's first field).
+daemon_ns() {
+	cat /proc/"$SCHED_PID"/task/*/schedstat 2>/dev/null | awk '{ s += $1 } END { if (NR) printf "%.0f", s }'
+}
+
 stats_save() { # FILE
+	floor_alive && { floor_stats_save "$1"; return; }
 	"$SCHED" ctl stats --json >"$1" 2>"$1.err" || { err "ctl stats --json failed: $(cat "$1.err")"; return 1; }
 	rm -f "$1.err"
 }
@@ -138,7 +219,7 @@ RUN_N=0
 # WORKLOAD is a shell function called with DIR followed by ARGS; it writes its
 # outputs into DIR and returns non-zero when the benchmark failed.
 run() {
-	local _exp _rep _label _spec _params _warm _wl _dir _status _t0 _t1
+	local _exp _rep _label _spec _params _warm _wl _dir _status _t0 _t1 _top _d0 _d1 _w0 _s0
 	_exp=$1 _rep=$2 _label=$3 _spec=$4 _params=$5 _warm=$6 _wl=$7
 	shift 7
 	RUN_N=$((RUN_N + 1))
@@ -154,16 +235,41 @@ run() {
 	} >"$_dir/run.env"
 	_status=ok
 	_t0=$(uptime_s)
-	if [ "$_spec" != kernel ] && [ "$ATTACH_FAILS" -ge 2 ]; then
+	if [ "$_spec" != kernel ] && [ "${_spec%-nostats}" != floor ] && [ "$ATTACH_FAILS" -ge 2 ]; then
 		_status=not-run
 	elif ! apply_config "$_spec" "$_dir"; then
 		_status=config-failed
 	else
 		[ "$_spec" != kernel ] && { stats_save "$_dir/stats-before.json" || _status=stats-failed; }
+		_s0=$(uptime_s)
+		_top= _d0=
+		case $_spec in
+		*/sampled)
+			"$SCHED" top --interval=1 >"$_dir/top.txt" 2>&1 </dev/null &
+			_top=$! ;;
+		esac
+		sched_alive && _d0=$(daemon_ns) _w0=$(uptime_s)
 		"$_wl" "$_dir" "$@" >"$_dir/stdout" 2>"$_dir/stderr" || _status=workload-failed
+		# The window the BPF run-time statistics cover, for per-second rates.
+		echo "stats_window_s=$(fsub "$_s0" "$(uptime_s)")" >>"$_dir/run.env"
+		_d1=
+		sched_alive && _d1=$(daemon_ns)
+		if [ -n "$_d0" ] && [ -n "$_d1" ]; then
+			echo "daemon_ns=$((_d1 - _d0))" >"$_dir/daemon.env"
+			echo "window_s=$(fsub "$_w0" "$(uptime_s)")" >>"$_dir/daemon.env"
+		fi
+		[ -n "$_top" ] && { kill "$_top" 2>/dev/null; wait "$_top" 2>/dev/null; }
 		_t1=$(uptime_s)
 		echo "elapsed_s=$(fsub "$_t0" "$_t1")" >>"$_dir/run.env"
-		if [ "$_spec" != kernel ]; then
+		if [ "${_spec%-nostats}" = floor ]; then
+			if ! floor_alive || [ "$(cat "$STATE")" != enabled ]; then
+				_status=scheduler-died
+				err "$_exp floor $_params: the floor is gone after the run (state $(cat "$STATE"); $(tail -n 2 "$OUT/sched/floor-$SCHED_STARTS.log" | tr '\n' ' '))"
+				FLOOR_PID=
+			else
+				stats_save "$_dir/stats-after.json" || _status=stats-failed
+			fi
+		elif [ "$_spec" != kernel ]; then
 			if ! sched_alive || [ "$(cat "$STATE")" != enabled ]; then
 				_status=scheduler-died
 				err "$_exp $_label $_params: scx_loehle is gone after the run (state $(cat "$STATE"); $(tail -n 3 "$OUT/sched/sched-$SCHED_STARTS.log" | tr '\n' ' '))"
@@ -180,8 +286,8 @@ run() {
 	log "$_exp rep $_rep $_label $_params: $_status ($(fsub "$_t0" "$(uptime_s)") s)"
 }
 
-# Order within a repetition: the kernel baseline first, then every scx
-# configuration of the list, rotated by the repetition number.
+# Order within a repetition: the kernel baseline first, the floor next, then
+# every scx configuration of the list, rotated by the repetition number.
 # configs: "label=spec label=spec ..."
 for_configs() { # REP CONFIGS -> prints "label spec" lines in run order
 	local _i _n _c _k _scx _off _j
@@ -190,10 +296,13 @@ for_configs() { # REP CONFIGS -> prints "label spec" lines in run order
 	for _c in $2; do
 		case $_c in kernel=*) echo "kernel kernel" ;; esac
 	done
+	for _c in $2; do
+		case $_c in floor=* | floor-nostats=*) echo "${_c%%=*} ${_c#*=}" ;; esac
+	done
 	_k=0
 	_scx=
 	for _c in $2; do
-		case $_c in kernel=*) continue ;; esac
+		case $_c in kernel=* | floor=* | floor-nostats=*) continue ;; esac
 		_scx="$_scx $_c"
 		_k=$((_k + 1))
 	done
@@ -434,6 +543,32 @@ wl_foreground() { # DIR SCOPE-NOISE
 	return $_fail
 }
 
+# ---- experiment 7: wakeup latency of sleepers (the hot path's tail) -------------
+# params "half-idle": NCPUS/2 unpinned sleepers (loehle-wakelat, 1 ms period),
+# nothing else; "half-busy": the same beside NCPUS/2 CPU hogs at normal
+# priority, so that each wakeup must find one of the CPUs left idle. Each
+# sleeper prints "avg_us p99_us max_us".
+wl_wakeup() { # DIR LAYOUT
+	local _n _i _pids _hog _fail _p
+	_n=$((NCPUS / 2))
+	_hog=
+	if [ "$2" = half-busy ]; then
+		(cd "$TMPD" && exec stress-ng --cpu "$_n" --cpu-method int64 -t 600 --quiet) &
+		_hog=$!
+		sleep 0.5
+	fi
+	_i=0 _pids=
+	while [ "$_i" -lt "$_n" ]; do
+		"$WAKELAT" 1000 "$WK_COUNT" >"$1/wakelat.$_i" 2>&1 &
+		_pids="$_pids $!"
+		_i=$((_i + 1))
+	done
+	_fail=0
+	for _p in $_pids; do wait "$_p" || _fail=1; done
+	[ -n "$_hog" ] && { kill "$_hog" 2>/dev/null; wait "$_hog" 2>/dev/null; }
+	return $_fail
+}
+
 # ---- meta ----------------------------------------------------------------------------
 write_meta() {
 	_m=$OUT/meta
@@ -463,6 +598,7 @@ write_meta() {
 		echo "fg_loops=$FG_LOOPS"
 		echo "fg_hb=$FG_HB"
 		echo "fg_d=$FG_D"
+		echo "wk_count=$WK_COUNT"
 		echo "vm=${LOEHLE_VM:-0}"
 		echo "vm_cpus=${LOEHLE_VM_CPUS:-}"
 		echo "vm_smt=${LOEHLE_VM_SMT:-}"
@@ -502,13 +638,17 @@ if [ "$QUICK" = 1 ]; then
 	LAT_D=2 LAT_PIPE=200 LAT_HB=10
 	SMT_T=5 OH_T=2 OH_HB=20
 	FG_GROUPS=2 FG_LOOPS=50 FG_HB=20 FG_D=2
+	WK_COUNT=2000
 else
 	FORK_T=5 FORK_SIZES="1,1 4,1 4,4 8,1 8,4 16,1"
 	SI_SIZES="1 2 4 8 16" SI_JOBS=32 SI_LOOP=10000
 	LAT_D=10 LAT_PIPE=10000 LAT_HB=100
 	SMT_T=10 OH_T=5 OH_HB=100
 	FG_GROUPS=4 FG_LOOPS=200 FG_HB=100 FG_D=5
+	WK_COUNT=5000
 fi
+WAKELAT=$(dirname "$SCHED")/loehle-wakelat
+[ -n "${BENCH_FORK_SIZES:-}" ] && FORK_SIZES=$BENCH_FORK_SIZES
 LAT_THREADS=4
 # SCHED_IDLE noise on half the CPUs: the modes differ only when some CPUs are
 # idle and others run SCHED_IDLE work.
@@ -520,12 +660,14 @@ SMT_CORES=$(cat /sys/devices/system/cpu/cpu*/topology/thread_siblings_list 2>/de
 [ "$SMT_CORES" -gt 0 ] || SMT_CORES=$((NCPUS / 2))
 
 write_meta
-want() { [ -z "$ONLY" ] || [ "$ONLY" = "$1" ]; }
+want() { [ -z "$ONLY" ] || case ",$ONLY," in *",$1,"*) true ;; *) false ;; esac; }
 
 # Settings: policy/sched-idle/smt. The fork and overhead runs use smt=off, as
 # seed 000's Altra has no SMT (the tie groups are whole LLCs and nodes); the
 # overhead run also measures the default configuration (`default`).
-CFG_fork="kernel=kernel builtin=builtin/wakee-aware/off recency=recency/wakee-aware/off first=first/wakee-aware/off reservoir=reservoir/wakee-aware/off"
+# floor-nostats: the floor without the BPF run-time statistics, i.e. what
+# those (which scx_loehle's daemon enables for its per-callback costs) cost.
+CFG_fork="kernel=kernel floor=floor floor-nostats=floor-nostats builtin=builtin/wakee-aware/off recency=recency/wakee-aware/off first=first/wakee-aware/off reservoir=reservoir/wakee-aware/off"
 PS_fork=$FORK_SIZES
 CFG_schedidle="kernel=kernel builtin=builtin/mainline/idle-core mainline=reservoir/mainline/idle-core wakee-aware=reservoir/wakee-aware/idle-core"
 PS_schedidle=$SI_SIZES
@@ -544,11 +686,14 @@ else
 	CFG_foreground="kernel=kernel builtin=builtin/wakee-aware/idle-core mainline=reservoir/mainline/idle-core wakee-aware=reservoir/wakee-aware/idle-core idle-first=reservoir/idle-first/idle-core ignore=reservoir/ignore/idle-core"
 	PS_foreground="half-alone half-noise all-alone all-noise"
 fi
-CFG_overhead="builtin=builtin/wakee-aware/off recency=recency/wakee-aware/off first=first/wakee-aware/off reservoir=reservoir/wakee-aware/off default=reservoir/wakee-aware/idle-core"
+CFG_overhead="floor=floor builtin=builtin/wakee-aware/off recency=recency/wakee-aware/off first=first/wakee-aware/off reservoir=reservoir/wakee-aware/off default=reservoir/wakee-aware/idle-core sampled=reservoir/wakee-aware/idle-core/sampled"
 PS_overhead="fork4+hackbench"
+# The wakeup path's tail against the floor, in the default configuration.
+CFG_wakeup="kernel=kernel floor=floor builtin=builtin/wakee-aware/idle-core reservoir=reservoir/wakee-aware/idle-core"
+PS_wakeup="half-idle half-busy"
 
 EXPS=
-for e in fork schedidle latency smt overhead foreground; do want "$e" && EXPS="$EXPS $e"; done
+for e in fork schedidle latency smt overhead foreground wakeup; do want "$e" && EXPS="$EXPS $e"; done
 want latency && cg_setup
 
 # Every start of a sched_ext scheduler flips static keys, i.e. patches kernel
@@ -564,12 +709,17 @@ done
 r=1
 while [ "$r" -le "$REPS" ]; do
 	log "repetition $r of $REPS"
-	for phase in kernel scx; do
+	for phase in kernel floor floor-nostats scx; do
 		for e in $EXPS; do
 			eval "_cfgs=\$CFG_$e _ps=\$PS_$e _wl=wl_$e"
 			for_configs "$r" "$_cfgs" >"$TMPD/order"
 			while read -r _lbl _spec; do
-				if [ "$phase" = kernel ]; then [ "$_spec" = kernel ] || continue; else [ "$_spec" != kernel ] || continue; fi
+				case $phase/$_spec in
+				kernel/kernel | floor/floor | floor-nostats/floor-nostats) ;;
+				scx/kernel | scx/floor | scx/floor-nostats) continue ;;
+				scx/*) ;;
+				*) continue ;;
+				esac
 				for _p in $_ps; do
 					run "$e" "$r" "$_lbl" "$_spec" "$_p" 0 "$_wl" "$_p" </dev/null
 				done
@@ -580,6 +730,7 @@ while [ "$r" -le "$REPS" ]; do
 done
 
 sched_stop
+floor_stop
 cat "$STATE" >"$OUT/meta/sched_ext_state_after" 2>/dev/null
 rm -rf "$TMPD"
 echo "runs $RUN_N" >"$OUT/done"

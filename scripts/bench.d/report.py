@@ -21,14 +21,18 @@ EXPERIMENTS = {
     "schedidle": "SCHED_IDLE batch work (seed 003)",
     "latency": "Wakeup latency beside SCHED_IDLE noise (seed 004)",
     "smt": "SMT: one task per core (seed 002)",
-    "overhead": "select_cpu overhead",
+    "overhead": "Hot-path cost per callback",
     "foreground": "The foreground beside SCHED_IDLE work",
+    "wakeup": "Wakeup latency of sleepers, against the floor",
 }
-FORK_POLICIES = ["kernel", "builtin", "recency", "first", "reservoir"]
+FORK_POLICIES = ["kernel", "floor", "floor-nostats", "builtin", "recency", "first", "reservoir"]
+CLAIM_POLICIES = ["recency", "first", "reservoir"]
 SI_CONFIGS = ["kernel", "builtin", "mainline", "wakee-aware"]
 LAT_CONFIGS = ["kernel", "builtin", "mainline", "wakee-aware", "idle-first", "ignore"]
 SMT_CONFIGS = ["kernel", "builtin", "off", "idle-core"]
-OH_POLICIES = ["builtin", "recency", "first", "reservoir", "default"]
+OH_POLICIES = ["floor", "builtin", "recency", "first", "reservoir", "default", "sampled"]
+WK_CONFIGS = ["kernel", "floor", "builtin", "reservoir"]
+WK_PARAMS = ["half-idle", "half-busy"]
 FG_CONFIGS = ["kernel", "builtin", "mainline", "wakee-aware", "idle-first", "ignore"]
 FG_QUICK_CONFIGS = ["kernel", "builtin", "wakee-aware"]
 FG_PARAMS = ["half-alone", "half-noise", "all-alone", "all-noise"]
@@ -41,7 +45,17 @@ GOALS = [
     ("fork_8_4_claim_failure_ratio_reservoir_first",
      "claim-failure rate under `--fork 8 --fork-max 4`, reservoir / first", 0.6, "<="),
     ("fork_8_4_throughput_ratio_reservoir_kernel",
-     "`--fork 8 --fork-max 4` bogo ops/s, reservoir / kernel scheduler", 0.95, ">="),
+     "`--fork 8 --fork-max 4` bogo ops/s, reservoir / kernel scheduler", 1.0, ">="),
+    ("fork_8_4_throughput_ratio_builtin_floor",
+     "`--fork 8 --fork-max 4` bogo ops/s, builtin / floor", 0.98, ">="),
+    ("fork_8_4_throughput_ratio_reservoir_floor",
+     "`--fork 8 --fork-max 4` bogo ops/s, reservoir / floor", 0.97, ">="),
+    ("wakeup_p99_ratio_reservoir_floor_half-idle",
+     "sleepers' wakeup p99 (half the CPUs idle), default config / floor", 1.05, "<="),
+    ("wakeup_p99_ratio_reservoir_floor_half-busy",
+     "sleepers' wakeup p99 (beside CPU hogs), default config / floor", 1.05, "<="),
+    ("daemon_cpu_share_sampled",
+     "daemon CPU share with every pick an event and `top` at 1 Hz (fraction of one CPU)", 0.01, "<="),
     ("foreground_throughput_vs_kernel",
      "foreground throughput beside SCHED_IDLE noise (all CPUs), default config / kernel", 0.95, ">="),
     ("foreground_throughput_vs_alone",
@@ -120,11 +134,19 @@ def gen_of(stats, gen):
     return None
 
 
-def select_prog(stats):
-    for p in stats.get("programs", []):
-        if "select_cpu" in str(p.get("name", "")):
-            return p
-    return None
+def programs_delta(d):
+    """Per BPF program (callback or tracepoint): calls and ns during the run."""
+    after = load_json(os.path.join(d, "stats-after.json"))
+    before_path = os.path.join(d, "stats-before.json")
+    before = load_json(before_path) if os.path.exists(before_path) else {}
+    earlier = {str(p.get("name")): p for p in before.get("programs", [])}
+    out = {}
+    for p in after.get("programs", []):
+        name = str(p.get("name"))
+        b = earlier.get(name, {})
+        out[name] = {"calls": p.get("run_count", 0) - b.get("run_count", 0),
+                     "ns": p.get("run_time_ns", 0) - b.get("run_time_ns", 0)}
+    return out
 
 
 def counters_delta(d):
@@ -146,13 +168,6 @@ def counters_delta(d):
     fp_a, fp_b = ga.get("fork_picks", []), gb.get("fork_picks", [])
     if fp_a:
         out["fork_picks"] = [a - (fp_b[i] if i < len(fp_b) else 0) for i, a in enumerate(fp_a)]
-    pa, pb = select_prog(after), select_prog(before) or {}
-    if pa:
-        dc = pa.get("run_count", 0) - pb.get("run_count", 0)
-        dt = pa.get("run_time_ns", 0) - pb.get("run_time_ns", 0)
-        out["select_cpu_calls"] = dc
-        out["select_cpu_ns"] = dt
-        out["select_cpu_ns_per_call"] = dt / dc if dc > 0 else None
     att = delta.get("claim_attempts", 0)
     out["claim_failure_rate"] = delta.get("claim_failures", 0) / att if att else None
     return out
@@ -223,6 +238,25 @@ def parse_foreground(d):
             raise ParseError("noise.env lacks noise_ticks, noise_s or clk_tck")
         res["noise_cpus"] = ticks / hz / secs
     return res
+
+
+def parse_wakeup(d):
+    """Median over the sleepers of each one's avg and p99 (loehle-wakelat):
+    one sleeper's stall under TCG would dominate a mean."""
+    avgs, p99s, maxes = [], [], []
+    for name in sorted(os.listdir(d)):
+        if not name.startswith("wakelat."):
+            continue
+        f = read(os.path.join(d, name), "").split()
+        if len(f) < 3 or any(num(x) is None for x in f[:3]):
+            raise ParseError(f"{name}: expected 'avg_us p99_us max_us', got {' '.join(f[:6])!r}")
+        avgs.append(float(f[0]))
+        p99s.append(float(f[1]))
+        maxes.append(float(f[2]))
+    if not p99s:
+        raise ParseError("no wakelat.* outputs")
+    return {"wake_avg_us": statistics.median(avgs), "wake_p99_us": statistics.median(p99s),
+            "wake_max_us": max(maxes), "sleepers": len(p99s)}
 
 
 def topology(raw):
@@ -298,9 +332,25 @@ def parse_run(raw, entry, core_of):
     if exp == "overhead":
         hb = re.search(r"Time:\s*([0-9.]+)", read(os.path.join(d, "hackbench.txt"), ""))
         m["hackbench_s"] = float(hb.group(1)) if hb else None
-    if entry["run"].get("spec", entry["config"]) != "kernel" and entry["status"] == "ok":
-        m["scx"] = counters_delta(d)
-        if exp == "overhead" and m["scx"].get("select_cpu_ns_per_call") is None:
+    if exp == "wakeup":
+        m.update(parse_wakeup(d))
+    # The window between the two statistics snapshots (older runs: the
+    # whole run, scheduler start and `ctl set` included).
+    m["_elapsed_s"] = entry["run"].get("stats_window_s") or entry["run"].get("elapsed_s")
+    spec = entry["run"].get("spec", entry["config"])
+    if spec != "kernel" and entry["status"] == "ok":
+        m["progs"] = programs_delta(d)
+        sel = m["progs"].get("select_cpu", {})
+        m["select_cpu_ns_per_call"] = sel["ns"] / sel["calls"] if sel.get("calls", 0) > 0 else None
+        if not spec.startswith("floor"):
+            m["scx"] = counters_delta(d)
+            dm = read_env(os.path.join(d, "daemon.env"))
+            if num(dm.get("daemon_ns")) is not None and num(dm.get("window_s")):
+                m["daemon_cpu_share"] = float(dm["daemon_ns"]) / (float(dm["window_s"]) * 1e9)
+                c = m["scx"]["counters"]
+                m["events_per_s"] = c.get("events", 0) / float(dm["window_s"])
+                m["event_drops"] = c.get("event_drops", 0)
+        if exp == "overhead" and m["select_cpu_ns_per_call"] is None:
             raise ParseError("no select_cpu run-time statistics (programs[].run_count did not grow)")
     return m
 
@@ -439,11 +489,13 @@ def report_fork(runs, meta, p, md, claims):
     sizes = meta.get("fork_sizes", "").split()
     md.append("Median `stress-ng --fork N --fork-max M` throughput (bogo ops/s, real time), "
               "min-max over repetitions in brackets; `smt=off` (seed 000's Altra has no SMT). "
-              "Change columns compare medians.\n")
-    hdr = "| --fork | --fork-max | " + " | ".join(FORK_POLICIES) + " | reservoir vs first | reservoir vs kernel | reservoir vs builtin |"
+              "`floor` = tests/bench/floor.bpf.c with the BPF run-time statistics on, as "
+              "scx_loehle runs; `floor-nostats` without them. Change columns compare medians.\n")
+    hdr = ("| --fork | --fork-max | " + " | ".join(FORK_POLICIES) +
+           " | reservoir vs first | reservoir vs kernel | reservoir vs builtin | builtin vs floor | reservoir vs floor |")
     md += [hdr, "|" + "---|" * (hdr.count("|") - 1)]
     tp = {pol: [] for pol in FORK_POLICIES}
-    cf = {pol: [] for pol in FORK_POLICIES[2:]}
+    cf = {pol: [] for pol in CLAIM_POLICIES}
     for s in sizes:
         n, m = s.split(",")
         sums = {pol: metric(g.get((pol, s), []), lambda x: x["bogo_ops_s"]) for pol in FORK_POLICIES}
@@ -451,20 +503,24 @@ def report_fork(runs, meta, p, md, claims):
             tp[pol].append(sums[pol])
         if s == GOAL_FORK_SIZE:
             claims["fork_8_4_throughput_ratio_reservoir_kernel"] = ratio(sums["reservoir"], sums["kernel"])
+            claims["fork_8_4_throughput_ratio_builtin_floor"] = ratio(sums["builtin"], sums["floor"])
+            claims["fork_8_4_throughput_ratio_reservoir_floor"] = ratio(sums["reservoir"], sums["floor"])
+            claims["fork_8_4_throughput_ratio_floor_run_time_stats"] = ratio(sums["floor"], sums["floor-nostats"])
         md.append(f"| {n} | {m} | " + " | ".join(cell(sums[pol], 1) for pol in FORK_POLICIES) +
                   f" | {pct(ratio(sums['reservoir'], sums['first']))} | {pct(ratio(sums['reservoir'], sums['kernel']))}"
-                  f" | {pct(ratio(sums['reservoir'], sums['builtin']))} |")
+                  f" | {pct(ratio(sums['reservoir'], sums['builtin']))} | {rfmt(ratio(sums['builtin'], sums['floor']))}"
+                  f" | {rfmt(ratio(sums['reservoir'], sums['floor']))} |")
     md.append("")
     md.append("Claim-failure rate: the share of `select_cpu` claims of a chosen idle CPU "
               "that lost the race (the CPU was no longer idle), seed 000's \"stale pick\" "
               "analogue; `builtin` claims inside the kernel and is not counted.\n")
     hdr = "| Workload | recency | first | reservoir | reservoir/first |"
     md += [hdr, "|---|---|---|---|---|"]
-    pooled = {pol: [0, 0] for pol in FORK_POLICIES[2:]}
+    pooled = {pol: [0, 0] for pol in CLAIM_POLICIES}
     for s in sizes:
         n, m = s.split(",")
         sums = {}
-        for pol in FORK_POLICIES[2:]:
+        for pol in CLAIM_POLICIES:
             rs = g.get((pol, s), [])
             sums[pol] = metric(rs, lambda x: x["scx"]["claim_failure_rate"])
             cf[pol].append(sums[pol])
@@ -475,12 +531,12 @@ def report_fork(runs, meta, p, md, claims):
         if s == GOAL_FORK_SIZE:
             claims["fork_8_4_claim_failure_ratio_reservoir_first"] = ratio(sums["reservoir"], sums["first"])
         md.append(f"| fork, {n} creators, fork-max {m} | " +
-                  " | ".join(cell(sums[pol], 3, 100, "%") for pol in FORK_POLICIES[2:]) +
+                  " | ".join(cell(sums[pol], 3, 100, "%") for pol in CLAIM_POLICIES) +
                   f" | {rfmt(ratio(sums['reservoir'], sums['first']))} |")
     rates = {pol: (f / a if a else None) for pol, (f, a) in pooled.items()}
     r = rates["reservoir"] / rates["first"] if rates["reservoir"] is not None and rates["first"] else None
     md.append(f"| all sizes, pooled | " + " | ".join(
-        "n/a" if rates[pol] is None else f"{rates[pol] * 100:.3f}%" for pol in FORK_POLICIES[2:]) +
+        "n/a" if rates[pol] is None else f"{rates[pol] * 100:.3f}%" for pol in CLAIM_POLICIES) +
         f" | {rfmt(r)} |")
     md.append("")
     claims["fork_claim_failure_ratio_reservoir_first"] = r
@@ -593,32 +649,132 @@ def report_smt(runs, meta, p, md, claims):
     img(md, bars_plot(p, "smt_both_busy", "share of samples with both siblings busy", "share", SMT_CONFIGS, bb), "smt both busy")
 
 
+def callback_order(g):
+    """Every program seen in the runs: select_cpu first, then by name."""
+    names = set()
+    for rs in g.values():
+        for r in rs:
+            names.update(r["metrics"].get("progs", {}))
+    return sorted(names, key=lambda n: (n != "select_cpu", n))
+
+
 def report_overhead(runs, meta, p, md, claims):
     g = group(runs, "overhead")
-    md.append("`select_cpu` cost per call from the kernel's BPF run-time statistics "
-              "(`programs[select_cpu].run_time_ns / run_count`, before and after "
-              f"`stress-ng --fork 4 -t {meta.get('oh_t')}` plus `hackbench`). Under TCG every "
-              "instruction is emulated: compare policies, not the absolute numbers.\n")
-    hdr = "| policy | ns/call | vs builtin | calls | fork bogo ops/s |"
-    md += [hdr, "|---|---|---|---|---|"]
-    sums = []
-    params = sorted({k[1] for k in g})
-    b = None
-    for pol in OH_POLICIES:
-        rs = [r for k, v in g.items() if k[0] == pol for r in v]
-        s = metric(rs, lambda x: x["scx"]["select_cpu_ns_per_call"])
-        if pol == "builtin":
-            b = s
-        sums.append(s)
-        claims.setdefault("select_cpu_ns_per_call", {})[pol] = s["median"] if s else None
-        if pol in ("reservoir", "default"):
-            claims[f"select_cpu_cost_ratio_{pol}_builtin"] = ratio(s, b)
-        md.append(f"| {pol} | {cell(s, 0)} | {rfmt(ratio(s, b))} | "
-                  f"{cell(metric(rs, lambda x: x['scx']['select_cpu_calls']), 0)} | "
-                  f"{cell(metric(rs, lambda x: x['bogo_ops_s']), 1)} |")
+    ncpus = num(meta.get("vm_cpus")) or num(read(os.path.join(meta.get("_raw", ""), "meta", "ncpus"), "")) or 1
+    md.append("Every callback's and tracepoint's cost from the kernel's BPF run-time statistics "
+              "(`bpf_prog_info.run_time_ns` and `run_cnt`, before and after "
+              f"`stress-ng --fork 4 -t {meta.get('oh_t')}` plus `hackbench`), for the floor "
+              "(tests/bench/floor.bpf.c) and each policy (`default` = reservoir, wakee-aware, "
+              "idle-core; the others smt off). Share = the callback's run time over the run's "
+              f"CPU time ({int(ncpus)} CPUs x elapsed). Under TCG every instruction is emulated: "
+              "compare configurations, not the absolute numbers. A blank cell: the configuration "
+              "has no such callback (or it never ran).\n")
+    names = callback_order(g)
+    per = {}
+    for c in OH_POLICIES:
+        rs = [r for k, v in g.items() if k[0] == c for r in v]
+        per[c] = {}
+        for n in names:
+            def npc(x, n=n):
+                q = x["progs"].get(n)
+                return q["ns"] / q["calls"] if q and q["calls"] > 0 else None
+
+            def rate(x, n=n):
+                q = x["progs"].get(n)
+                el = num(x.get("_elapsed_s"))
+                return q["calls"] / el if q and el else None
+
+            def share(x, n=n):
+                q = x["progs"].get(n)
+                el = num(x.get("_elapsed_s"))
+                return q["ns"] / (el * 1e9 * ncpus) if q and el else None
+            per[c][n] = (metric(rs, npc), metric(rs, rate), metric(rs, share))
+
+        def total(x):
+            el = num(x.get("_elapsed_s"))
+            return sum(q["ns"] for q in x["progs"].values()) / (el * 1e9 * ncpus) if el else None
+        per[c]["_total"] = metric(rs, total)
+        per[c]["_ops"] = metric(rs, lambda x: x["bogo_ops_s"])
+    for title, idx, digits, scale, unit in (("ns per call", 0, 0, 1.0, ""),
+                                            ("calls per second", 1, 0, 1.0, ""),
+                                            ("share of all CPU time", 2, 3, 100.0, "%")):
+        md.append(f"**{title}**\n")
+        hdr = "| callback | " + " | ".join(OH_POLICIES) + " |"
+        md += [hdr, "|" + "---|" * (len(OH_POLICIES) + 1)]
+        for n in names:
+            md.append(f"| {n} | " + " | ".join(
+                cell(per[c][n][idx], digits, scale, unit) if per[c][n][idx] else "" for c in OH_POLICIES) + " |")
+        if idx == 2:
+            md.append("| **all** | " + " | ".join(cell(per[c]["_total"], 3, 100.0, "%") for c in OH_POLICIES) + " |")
+        md.append("")
+    fl = per["floor"]
+    md.append("| policy | select_cpu ns/call | vs builtin | vs floor | all callbacks' share vs floor | fork bogo ops/s |")
+    md.append("|---|---|---|---|---|---|")
+    none = (None, None, None)
+    b = per["builtin"].get("select_cpu", none)[0]
+    for c in OH_POLICIES:
+        s = per[c].get("select_cpu", none)[0]
+        claims.setdefault("select_cpu_ns_per_call", {})[c] = s["median"] if s else None
+        claims.setdefault("callbacks_cpu_share", {})[c] = per[c]["_total"]["median"] if per[c]["_total"] else None
+        if c in ("reservoir", "default"):
+            claims[f"select_cpu_cost_ratio_{c}_builtin"] = ratio(s, b)
+        md.append(f"| {c} | {cell(s, 0)} | {rfmt(ratio(s, b))} | {rfmt(ratio(s, fl.get('select_cpu', none)[0]))} | "
+                  f"{rfmt(ratio(per[c]['_total'], fl['_total']))} | {cell(per[c]['_ops'], 1)} |")
     md.append("")
-    img(md, bars_plot(p, "overhead", "select_cpu cost per call (ns, TCG)", "ns/call", OH_POLICIES, sums), "overhead")
-    del params
+    md.append("The loader: the daemon's CPU time (every thread, from `/proc/PID/task/*/schedstat`) "
+              "over the workload, as a share of one CPU; `sampled` = the default configuration with "
+              "`--sample-every=1` (every pick an event through the ring buffer) and `scx_loehle top "
+              "--interval=1` reading the daemon throughout.\n")
+    md.append("| config | daemon CPU (% of one CPU) | events/s | event drops |")
+    md.append("|---|---|---|---|")
+    for c in OH_POLICIES[1:]:
+        rs = [r for k, v in g.items() if k[0] == c for r in v]
+        share = metric(rs, lambda x: x["daemon_cpu_share"])
+        md.append(f"| {c} | {cell(share, 3, 100.0, '%')} | {cell(metric(rs, lambda x: x['events_per_s']), 0)} | "
+                  f"{cell(metric(rs, lambda x: x['event_drops']), 0)} |")
+        claims.setdefault("daemon_cpu_share", {})[c] = share["median"] if share else None
+        if c == "sampled":
+            claims["daemon_cpu_share_sampled"] = share["median"] if share else None
+    md.append("")
+    claims["callbacks"] = {c: {n: {"ns_per_call": v[0]["median"] if v[0] else None,
+                                   "calls_per_s": v[1]["median"] if v[1] else None,
+                                   "share": v[2]["median"] if v[2] else None}
+                               for n, v in per[c].items() if not n.startswith("_")} for c in OH_POLICIES}
+    img(md, bars_plot(p, "overhead", "select_cpu cost per call (ns, TCG)", "ns/call", OH_POLICIES,
+                      [per[c].get("select_cpu", (None,))[0] for c in OH_POLICIES]), "overhead")
+    img(md, bars_plot(p, "overhead_share", "all callbacks: share of CPU time (%)", "percent", OH_POLICIES,
+                      [scaled(per[c]["_total"], 100.0) for c in OH_POLICIES]), "callbacks share")
+
+
+def scaled(s, k):
+    return {key: (v * k if key != "n" else v) for key, v in s.items()} if s else None
+
+
+def report_wakeup(runs, meta, p, md, claims):
+    g = group(runs, "wakeup")
+    md.append(f"Half the CPUs' worth of unpinned sleepers (`loehle-wakelat 1000 {meta.get('wk_count')}`: "
+              "sleep to an absolute deadline every 1 ms, lateness in µs), alone (`half-idle`) or beside as "
+              "many `stress-ng --cpu` hogs at normal priority (`half-busy`, each wakeup must find an idle "
+              "CPU). Per run: the median over the sleepers of each one's p99 (and average); cells: median "
+              "over repetitions [min-max]. `builtin` and `reservoir` run the default configuration "
+              "otherwise (wakee-aware, idle-core).\n")
+    hdr = "| config | " + " | ".join(f"{x} p99 µs | {x} avg µs | p99 vs floor" for x in WK_PARAMS) + " |"
+    md += [hdr, "|" + "---|" * (3 * len(WK_PARAMS) + 1)]
+    series = {}
+    for c in WK_CONFIGS:
+        row, series[c] = [], []
+        for x in WK_PARAMS:
+            p99 = metric(g.get((c, x), []), lambda v: v["wake_p99_us"])
+            avg = metric(g.get((c, x), []), lambda v: v["wake_avg_us"])
+            f99 = metric(g.get(("floor", x), []), lambda v: v["wake_p99_us"])
+            series[c].append(p99)
+            row += [cell(p99, 0), cell(avg, 0), rfmt(ratio(p99, f99))]
+            if c == "reservoir":
+                claims[f"wakeup_p99_ratio_reservoir_floor_{x}"] = ratio(p99, f99)
+            claims.setdefault("wakeup_p99_us", {}).setdefault(x, {})[c] = p99["median"] if p99 else None
+        md.append(f"| {c} | " + " | ".join(row) + " |")
+    md.append("")
+    img(md, lines_plot(p, "wakeup_p99", "wakeup p99 of the sleepers (µs)", "µs", WK_PARAMS, series), "wakeup p99")
 
 
 def report_foreground(runs, meta, p, md, claims):
@@ -670,9 +826,11 @@ def report_foreground(runs, meta, p, md, claims):
 
 
 REPORTERS = {"fork": report_fork, "schedidle": report_schedidle, "latency": report_latency,
-             "smt": report_smt, "overhead": report_overhead, "foreground": report_foreground}
+             "smt": report_smt, "overhead": report_overhead, "foreground": report_foreground,
+             "wakeup": report_wakeup}
 REQUIRED = {"fork": FORK_POLICIES, "schedidle": SI_CONFIGS, "latency": LAT_CONFIGS,
-            "smt": SMT_CONFIGS, "overhead": OH_POLICIES, "foreground": FG_CONFIGS}
+            "smt": SMT_CONFIGS, "overhead": OH_POLICIES, "foreground": FG_CONFIGS,
+            "wakeup": WK_CONFIGS}
 
 
 def scx_version(versions):
@@ -685,6 +843,7 @@ def main():
     raw = os.path.join(out, "raw")
     meta = read_env(os.path.join(raw, "meta", "settings.env"))
     meta["_cgroups"] = read(os.path.join(raw, "meta", "cgroups.txt"), "")
+    meta["_raw"] = raw
     host = read_env(os.path.join(out, "host.env"))
     core_of = topology(raw)
     runs, problems = [], []
@@ -707,7 +866,7 @@ def main():
             problems.append(f"{e['exp']} rep {e['rep']} {e['config']} {e['params']}: {e['status']}")
         runs.append(e)
     ran = [x for x in EXPERIMENTS if any(r["exp"] == x for r in runs)]
-    wanted = [meta["only"]] if meta.get("only") else list(EXPERIMENTS)
+    wanted = meta["only"].split(",") if meta.get("only") else list(EXPERIMENTS)
     for x in wanted:
         if x not in ran:
             problems.append(f"{x}: no runs at all")

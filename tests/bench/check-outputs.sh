@@ -18,7 +18,7 @@ try:
         res = json.load(f)
 except (OSError, ValueError) as e:
     die(f"results.json does not load: {e}")
-exps = ["fork", "schedidle", "latency", "smt", "overhead", "foreground"]
+exps = ["fork", "schedidle", "latency", "smt", "overhead", "foreground", "wakeup"]
 for x in exps:
     if not any(r.get("exp") == x and r.get("metrics") for r in res.get("runs", [])):
         die(f"results.json has no parsed run of {x}")
@@ -33,10 +33,21 @@ except OSError as e:
     die(f"no report.md: {e}")
 for h in ["## Fork placement (seed 000)", "## SCHED_IDLE batch work (seed 003)",
           "## Wakeup latency beside SCHED_IDLE noise (seed 004)",
-          "## SMT: one task per core (seed 002)", "## select_cpu overhead",
-          "## The foreground beside SCHED_IDLE work"]:
+          "## SMT: one task per core (seed 002)", "## Hot-path cost per callback",
+          "## The foreground beside SCHED_IDLE work",
+          "## Wakeup latency of sleepers, against the floor"]:
     if h not in md:
         die(f"report.md lacks the heading '{h}'")
+# The floor ran beside the policies, and every callback has its share.
+cb = res.get("claims", {}).get("callbacks", {})
+for c in ("floor", "builtin", "default", "sampled"):
+    if not cb.get(c, {}).get("select_cpu", {}).get("ns_per_call"):
+        die(f"claims.callbacks lacks {c}'s select_cpu cost")
+for n in ("enqueue", "running", "stopping", "dispatch", "update_idle"):
+    if not cb.get("default", {}).get(n, {}).get("share"):
+        die(f"claims.callbacks.default lacks the share of {n}")
+if "fork_8_4_throughput_ratio_reservoir_floor" not in res.get("claims", {}):
+    die("claims lack the fork throughput ratio against the floor")
 pngs = re.findall(r"\]\((plots/[^)]+\.png)\)", md)
 if len(pngs) < 5:
     die(f"report.md references only {len(pngs)} plots")

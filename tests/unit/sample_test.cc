@@ -41,4 +41,12 @@ TEST(Sample, CountdownNeverExceedsTheRate) {
   EXPECT_EQ(loehle_sample_due(&s, 7, 2), 1);
 }
 
+// The reader is woken once half the ring is unread, not before.
+TEST(Sample, WakeupOnceTheRingIsHalfFull) {
+  EXPECT_FALSE(loehle_events_wakeup_due(0));
+  EXPECT_FALSE(loehle_events_wakeup_due(LOEHLE_EVENTS_RING_BYTES / 2 - 1));
+  EXPECT_TRUE(loehle_events_wakeup_due(LOEHLE_EVENTS_RING_BYTES / 2));
+  EXPECT_TRUE(loehle_events_wakeup_due(LOEHLE_EVENTS_RING_BYTES));
+}
+
 }  // namespace

@@ -355,3 +355,46 @@ case_idle_work_yields_on_one_cpu() {
 	expect_enabled "the shared CPU"
 	stop_sched
 }
+
+# Issue 12: the cpu_idle tracepoint runs only where publishing an idle state
+# can change a pick: with an exit-latency table and a policy of ours. Not
+# under builtin (attached and detached live with the policy), and not
+# without a table (this guest has no cpuidle driver: every idle CPU stays
+# unpublished, as in the kernel).
+stats_json_value() { # KEY-REGEX: the first value after "KEY":
+	"$SCHED" ctl stats --json | sed -n "s/.*\"$1\":\([a-z0-9]*\).*/\1/p"
+}
+cpu_idle_runs() {
+	"$SCHED" ctl stats --json | sed -n 's/.*"name":"cpu_idle","run_count":\([0-9]*\).*/\1/p'
+}
+expect_tracking() { # true|false LABEL
+	t=$(stats_json_value idle_state_tracking)
+	[ "$t" = "$1" ] || fail "$2: idle_state_tracking is '$t', not $1"
+	a=$(cpu_idle_runs)
+	sleep 1
+	b=$(cpu_idle_runs)
+	echo "$2: tracking $t, cpu_idle ran $((b - a)) times in 1 s"
+	if [ "$1" = true ]; then
+		[ "$b" -gt "$a" ] || fail "$2: the cpu_idle tracepoint did not run ($a -> $b)"
+	else
+		[ "$b" -eq "$a" ] || fail "$2: the cpu_idle tracepoint ran while detached ($a -> $b)"
+	fi
+}
+case_idle_state_tracking_follows_policy() {
+	start_sched --idle-latency-file=tests/vm/data/latency-equal.txt
+	expect_tracking true "reservoir with a table"
+	"$SCHED" ctl set --policy=builtin >/dev/null || fail "ctl set --policy=builtin failed"
+	expect_tracking false "builtin"
+	"$SCHED" ctl set --policy=first >/dev/null || fail "ctl set --policy=first failed"
+	expect_tracking true "first after builtin"
+	stop_sched
+	start_sched
+	src=$("$SCHED" ctl stats --json | sed -n 's/.*"latency_source":"\([^"]*\)".*/\1/p')
+	if [ "$src" = none ]; then
+		expect_tracking false "reservoir without a table"
+	else
+		expect_tracking true "reservoir with exit latencies from $src"
+	fi
+	expect_enabled "the switches"
+	stop_sched
+}
