@@ -23,7 +23,7 @@
 # under hackbench on 6.18 with single-threaded TCG.
 #
 # The guest's /out (scheduler logs of failed cases) and the kernel console
-# logs land in BUILD_DIR/vm-results/KERNEL/. LOEHLE_VM_TIMEOUT (default 900 s)
+# logs land in BUILD_DIR/vm-results/KERNEL/. LOEHLE_VM_TIMEOUT (default 1200 s)
 # bounds each boot; LOEHLE_VM_ARGS adds options to scripts/vm (word-split).
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -60,7 +60,7 @@ while [[ ${#remaining[@]} -gt 0 ]]; do
 	tap=$results/tap.boot$boot.txt
 	# shellcheck disable=SC2086
 	scripts/vm --kernel "$kernel" --cpus 8 --smt 2 --nodes "$nodes" --build "$build" \
-		--timeout "${LOEHLE_VM_TIMEOUT:-900}" --out "$results" \
+		--timeout "${LOEHLE_VM_TIMEOUT:-1200}" --out "$results" \
 		--console "$results/console.boot$boot.log" \
 		${LOEHLE_VM_ARGS:-} -- sh tests/vm/run-cases.sh "${remaining[@]}" | tee "$tap"
 	rc=${PIPESTATUS[0]}
