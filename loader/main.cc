@@ -5,11 +5,12 @@
 #include <string>
 #include <vector>
 
-#include "loader/cli.h"
-#include "loader/ctl.h"
-#include "loader/dashboard.h"
-#include "loader/daemon.h"
-#include "loader/trace.h"
+#include "loader/client/ctl_command.h"
+#include "loader/client/top_command.h"
+#include "loader/client/trace_command.h"
+#include "loader/command_line.h"
+#include "loader/core/scx_stats_schema.h"
+#include "loader/daemon/daemon.h"
 
 #ifndef LOEHLE_VERSION
 #define LOEHLE_VERSION "0.1.0"
@@ -27,6 +28,9 @@ int main(int argc, char** argv) {
   switch (command->kind) {
     case loehle::Command::Kind::kHelp:
       fputs(loehle::UsageText().c_str(), stdout);
+      return 0;
+    case loehle::Command::Kind::kHelpStats:
+      fputs(loehle::DescribeScxStats().c_str(), stdout);
       return 0;
     case loehle::Command::Kind::kVersion:
       printf("scx_loehle %s\n", LOEHLE_VERSION);

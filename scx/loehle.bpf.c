@@ -1168,10 +1168,7 @@ void LOEHLE_STRUCT_OPS(loehle_running, struct task_struct *p)
 		cs->running_weight = p->scx.weight;
 		cs->running_since = scx_bpf_now();
 	}
-	/*
-	 * Measured against the clock of its queue in this LLC: a remote
-	 * dispatch or a cross-LLC fork brings a vtime from another one.
-	 */
+	/* Into its queue's window in this LLC (loehle/vtime.h). */
 	dsq = queue_of(p, llc);
 	vtime = vtime_bound(p->scx.dsq_vtime, dsq, config_slice_ns());
 	if (vtime != p->scx.dsq_vtime)
@@ -1201,10 +1198,7 @@ void LOEHLE_STRUCT_OPS(loehle_stopping, struct task_struct *p, bool runnable)
 		loehle_si_on_stopping(&cs->si);
 		track_idle_work(cpu, cs, was);
 	}
-	/*
-	 * Bound it here too, not only when it queues: a task kept on its CPU
-	 * at slice expiry runs again without queueing.
-	 */
+	/* Into the window when it stops too (loehle/vtime.h). */
 	loehle_set_dsq_vtime(p, vtime_bound(vtime, queue_of(p, cpu_llc(cpu)),
 					    config_slice_ns()));
 }

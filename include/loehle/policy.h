@@ -17,8 +17,6 @@
  *   loehle_slow_init(), then per candidate loehle_slow_pruned() (skip the
  *   CPU without gathering facts when it says so) and loehle_slow_step()
  *   (stop when it returns non-zero), then loehle_slow_result().
- *   loehle_slow_offer() does pruned + step for callers that already have
- *   the facts.
  *   - An idle candidate is ranked by the key (core rank, exit latency):
  *     core rank 0 when SMT idle-core preference is on and its whole core is
  *     idle (seed 002), 1 otherwise; exit latency is the published idle
@@ -361,7 +359,6 @@ static inline void loehle_slow_prune_partly_busy(struct loehle_slow_scan *s,
 		loehle_prune_core(s->pruned_cores, core);
 }
 
-/* Offer one CPU's facts. Returns non-zero when the scan is decided. */
 /*
  * Does a busy CPU's load still matter? Only while nothing idle or
  * sched-idle has been found: "least loaded" is the last resort. The caller
@@ -372,6 +369,7 @@ static inline int loehle_slow_wants_load(const struct loehle_slow_scan *s)
 	return s->pick < 0 && s->si_cpu < 0;
 }
 
+/* Offer one CPU's facts. Returns non-zero when the scan is decided. */
 static inline int loehle_slow_step(struct loehle_slow_scan *s,
 				   const struct loehle_cpu_facts *f, __u32 rand)
 {
@@ -417,16 +415,6 @@ static inline int loehle_slow_step(struct loehle_slow_scan *s,
 		s->least_loaded = f->cpu;
 	}
 	return 0;
-}
-
-static inline int loehle_slow_offer(struct loehle_slow_scan *s,
-				    const struct loehle_cpu_facts *f, __u32 rand)
-{
-	if (!f->allowed)
-		return 0;
-	if (loehle_slow_pruned(s, f->core))
-		return 0;
-	return loehle_slow_step(s, f, rand);
 }
 
 /* A choice with the scan's figures and nothing picked yet. */

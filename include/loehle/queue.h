@@ -12,10 +12,9 @@
  * host tests (tests/unit/queue_test.cc).
  *
  * Queues. Each LLC has two vtime-ordered DSQs: one for normal work, one for
- * idle work, each with its own clock (loehle/vtime.h's rules hold within a
- * queue). Idle tasks are ordered among themselves by their own weights;
- * normal tasks never compete with them on vtime, so a SCHED_IDLE task's
- * steep charge no longer needs the lead bound to keep it alive.
+ * idle work, each with its own clock (the vtime rules and their reasons:
+ * loehle/vtime.h). Idle tasks are ordered among themselves by their own
+ * weights; normal tasks never compete with them on vtime.
  *
  * Dispatch order (loehle_plan_dispatch): when a CPU needs work,
  *   1. its LLC's idle queue, only when the allowance is due;
@@ -37,8 +36,7 @@
  *
  * Preemption (loehle_preempt_for): a normal task that is queued because no
  * CPU was idle takes a CPU that runs idle work at once, its own first. The
- * preempted idle task goes back to its idle queue with the vtime it has
- * earned (the time it actually ran), so it keeps its place among idle work.
+ * preempted idle task keeps its place among idle work (loehle/vtime.h).
  */
 #ifndef LOEHLE_QUEUE_H
 #define LOEHLE_QUEUE_H

@@ -6,18 +6,23 @@
  * host tests (tests/unit/vtime_test.cc). This comment is the one design note
  * on vtime; other places point here.
  *
- * Each LLC has one vtime-ordered DSQ and its own clock: the largest vtime
- * that started running there. A task pays for the time it actually ran,
- * measured from ops.running to ops.stopping, scaled by 100 / weight
- * (weight 100 is nice 0, SCHED_IDLE tasks weigh 1 in sched_ext). Charging
- * "configured slice - remaining slice" instead would bill a preempted task
- * (the kernel zeroes its slice) a whole slice, a hundred slices at weight
- * 1, and would mischarge every task across a live --slice-us change.
+ * Each queue (a vtime-ordered DSQ; every LLC has two, one for normal work
+ * and one for idle work, loehle/queue.h) has its own clock: the largest
+ * vtime with which one of its tasks started running. A task pays for the
+ * time it actually ran, measured from ops.running to ops.stopping, scaled
+ * by 100 / weight (weight 100 is nice 0, SCHED_IDLE tasks weigh 1 in
+ * sched_ext). Charging "configured slice - remaining slice" instead would
+ * bill a preempted task (the kernel zeroes its slice) a whole slice, a
+ * hundred slices at weight 1, and would mischarge every task across a live
+ * --slice-us change. So a preempted task goes back to its queue with the
+ * vtime it has earned and keeps its place there.
  *
  * The clocks of two LLCs drift apart, so a vtime means something only
- * against the clock of the LLC it is measured in. Whenever a task queues,
- * starts running, or stops, its vtime is put inside the window of the LLC
- * it is in: [clock - slice, clock + LOEHLE_MAX_LEAD_SLICES * slice].
+ * against the clock of the queue it is measured in. Whenever a task queues,
+ * starts running (a remote dispatch or a cross-LLC fork brings a vtime from
+ * another LLC), or stops (a task kept on its CPU at slice expiry runs again
+ * without queueing), its vtime is put inside the window of its queue in the
+ * LLC it is in: [clock - slice, clock + LOEHLE_MAX_LEAD_SLICES * slice].
  * - The lower edge is a sleeper's credit: one slice, not the whole time it
  *   slept, so a waking task cannot monopolise the CPU.
  * - The upper edge is the no-starvation guarantee. At weight 1 one slice
@@ -26,8 +31,11 @@
  *   to another LLC (a wakeup placed elsewhere, a cross-LLC fork, a remote
  *   dispatch) brings a vtime measured against another clock, possibly
  *   seconds ahead. Without the bound such tasks waited behind everyone past
- *   the watchdog (seen: 34 s under hackbench and cyclictest beside
- *   SCHED_IDLE hogs).
+ *   the watchdog (seen with idle and normal work in one queue: 34 s under
+ *   hackbench and cyclictest beside SCHED_IDLE hogs). With idle work in a
+ *   queue of its own, a SCHED_IDLE task's steep charge is weighed against
+ *   other idle work only; a vtime brought from another LLC needs the bound
+ *   in either queue.
  * The clock advances to the bounded vtime of the task that starts running,
  * never backwards, and by at most the lead: the caller updates it with a
  * compare-and-swap, because several CPUs of one LLC start tasks at once.

@@ -9,7 +9,13 @@
 #   LOEHLE_DEPS   the git-ignored local prefix for tools built or unpacked
 #                 from Debian packages (libbpf, bpftool): $LOEHLE_ROOT/.deps
 #   die MSG       one-line error on stderr, exit 1
+#   usage_die MSG one-line command-line error on stderr, exit 2
 #   log MSG       progress line on stderr
+#   opt_value WHAT "$@"
+#                 the value of the long option in $1, given as `--name VALUE`
+#                 or `--name=VALUE`: sets OPT_VALUE and OPT_SHIFT (the
+#                 arguments it used, 1 or 2); a missing or empty value is a
+#                 usage_die ("--name needs WHAT")
 #   papt ARGS     apt-get through a private configuration that knows the
 #                 suites the project needs (bookworm-backports, trixie,
 #                 trixie-backports, sid) without touching the machine's own
@@ -28,6 +34,32 @@ export LOEHLE_ROOT LOEHLE_CACHE LOEHLE_DEPS
 
 log() { printf '%s: %s\n' "$(basename "$0")" "$*" >&2; }
 die() { printf '%s: error: %s\n' "$(basename "$0")" "$*" >&2; exit 1; }
+usage_die() { printf '%s: error: %s\n' "$(basename "$0")" "$*" >&2; exit 2; }
+
+# A parser loop takes one option per turn and shifts by OPT_SHIFT:
+#   OPT_SHIFT=1
+#   case $1 in
+#   --build | --build=*) opt_value 'a folder' "$@"; build=$OPT_VALUE ;;
+#   ...
+#   esac
+#   shift "$OPT_SHIFT"
+# In the two-word form a next word that starts with a dash is taken for the
+# following option, not for this one's value (`--kernel --cpus 8` reports the
+# missing kernel rather than booting one named --cpus); a value that starts
+# with a dash is given as --name=VALUE.
+# shellcheck disable=SC2034  # OPT_VALUE and OPT_SHIFT are the caller's
+opt_value() {
+	local what=$1
+	shift
+	if [[ $1 == --*=* ]]; then
+		OPT_VALUE=${1#*=} OPT_SHIFT=1
+		[[ -n $OPT_VALUE ]] || usage_die "${1%%=*} needs $what"
+	else
+		[[ $# -ge 2 && -n $2 ]] || usage_die "$1 needs $what"
+		[[ $2 != -?* ]] || usage_die "$1 needs $what, not the option '$2' (a value that starts with a dash goes as $1=VALUE)"
+		OPT_VALUE=$2 OPT_SHIFT=2
+	fi
+}
 
 # The Debian archive URI the machine already uses; the private configuration
 # points at the same mirror rather than a hard-coded host.

@@ -32,9 +32,9 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "event_source.skel.h"
-#include "loader/daemon.h"
-#include "loader/event_reader.h"
-#include "loader/trace.h"
+#include "loader/daemon/daemon.h"
+#include "loader/bpf/event_reader.h"
+#include "loader/daemon/event_ring.h"
 
 namespace {
 

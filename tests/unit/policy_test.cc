@@ -753,32 +753,6 @@ TEST(PolicySlowEdge, SizesFromOneTo512AllIdleEqualLatency) {
   }
 }
 
-// policy.h: loehle_slow_offer() is pruned + step for callers with facts.
-TEST(PolicySlowEdge, OfferMatchesPrunedPlusStep) {
-  Cpus cpus;
-  for (int i = 0; i < 8; ++i) {
-    Cpu c(i);
-    c.Core(InterleavedCore(i));
-    if (i % 3 != 1) c.Idle().Latency(i % 2 ? 5 : 3);
-    if (i == 6) c.Load(1);
-    cpus.push_back(c);
-  }
-  cpus = WithCoreIdle(cpus);
-  loehle_choice stepped = Slow(SmtSlow(), cpus);
-  loehle_slow_scan s;
-  loehle_slow_init(&s, LOEHLE_POLICY_FIRST, LOEHLE_SI_MAINLINE, 1, 0, 99);
-  for (const Cpu& c : cpus) {
-    if (loehle_slow_offer(&s, &c.facts(), kNoRand)) break;
-  }
-  loehle_choice offered{};
-  loehle_slow_result(&s, &offered);
-  EXPECT_EQ(offered.cpu, stepped.cpu);
-  EXPECT_EQ(offered.reason, stepped.reason);
-  EXPECT_EQ(offered.examined, stepped.examined);
-  EXPECT_EQ(offered.pruned, stepped.pruned);
-  EXPECT_EQ(offered.ties, stepped.ties);
-}
-
 // ---------------------------------------------------------------------------
 // Seed 003: WAKEE_AWARE, and MAINLINE for contrast.
 
@@ -990,12 +964,12 @@ TEST(PolicySlowIdleFirst, NoLoadComparisonAfterSchedIdleFallback) {
   EXPECT_EQ(c.cpu, 1);
   EXPECT_EQ(c.reason, LOEHLE_REASON_SCHED_IDLE);
   // Inspect the scan: the later, less loaded CPU 2 never became the
-  // least-loaded candidate.
+  // least-loaded candidate. (No SMT, so nothing is pruned.)
   loehle_slow_scan s;
   loehle_slow_init(&s, LOEHLE_POLICY_FIRST, LOEHLE_SI_IDLE_FIRST, 0, 0, 99);
   for (const Cpu& cpu :
        {Cpu(0).Load(50), Cpu(1).SchedIdle().Load(40), Cpu(2).Load(0)}) {
-    loehle_slow_offer(&s, &cpu.facts(), kNoRand);
+    loehle_slow_step(&s, &cpu.facts(), kNoRand);
   }
   EXPECT_EQ(s.least_loaded, 0);
   EXPECT_EQ(s.min_load, 50u);

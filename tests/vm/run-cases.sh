@@ -19,8 +19,9 @@
 #   fail MSG                  end the case as failed with MSG as the reason
 #   wait_state STATE SECONDS  poll /sys/kernel/sched_ext/state until STATE
 #   start_sched [ARGS]        start $LOEHLE_SCHED ARGS in the background
-#                             (log /tmp/sched.log), wait for `enabled`, or fail
-#                             with the log's tail
+#                             (log /tmp/sched.log), wait for `enabled` and for
+#                             the control socket to answer (the daemon's
+#                             readiness), or fail with the log's tail
 #   stop_sched                SIGINT it, wait, fail unless it exits 0
 #   sched_alive               the started scheduler is still running
 #   cpulist_count LIST        number of CPUs in a sysfs list like 0-3,8
@@ -69,6 +70,17 @@ start_sched() {
 			fail "scheduler did not attach: it exited with status $? (log: $(tail -n 5 /tmp/sched.log | tr '\n' '|'))"
 		fi
 		[ "$_n" -le 0 ] && fail "scheduler did not attach within ${LOEHLE_ATTACH_TIMEOUT:-30} s; state $(cat "$STATE") (log: $(tail -n 5 /tmp/sched.log | tr '\n' '|'))"
+		_n=$((_n - 1))
+		sleep 0.1
+	done
+	# Ready means answering: the socket is listened on only after the attach.
+	_sock=
+	for _a in "$@"; do
+		case $_a in --socket=*) _sock=$_a ;; esac
+	done
+	until "$SCHED" ctl get $_sock >/dev/null 2>&1; do
+		sched_alive || fail "scheduler exited before its control socket answered (log: $(tail -n 5 /tmp/sched.log | tr '\n' '|'))"
+		[ "$_n" -le 0 ] && fail "the control socket did not answer within ${LOEHLE_ATTACH_TIMEOUT:-30} s (log: $(tail -n 5 /tmp/sched.log | tr '\n' '|'))"
 		_n=$((_n - 1))
 		sleep 0.1
 	done

@@ -114,3 +114,43 @@ case_overload() {
 	[ "$(cat "$STATE")" = enabled ] || fail "state is $(cat "$STATE") after the overload"
 	stop_sched
 }
+
+# The scx_stats protocol of sched_ext's own schedulers on its usual socket,
+# beside the control socket, with the same mode; the reply counts what the
+# control socket's stats reply counts.
+case_scx_stats_socket() {
+	stats_sock=/var/run/scx/root/stats
+	start_sched
+	[ -S "$stats_sock" ] || fail "no socket at $stats_sock (log: $(tail -n 3 /tmp/sched.log | tr '\n' '|'))"
+	mode=$(stat -c %a "$stats_sock")
+	[ "$mode" = 600 ] || fail "$stats_sock has mode $mode, not 600"
+	stress-ng --fork 2 -t 2 --quiet || fail "stress-ng failed"
+	"$SCHED" ctl send --socket="$stats_sock" '{"req":"stats_meta"}' >/tmp/meta.json ||
+		fail "stats_meta failed: $(head -c 200 /tmp/meta.json)"
+	grep -q '"Stats":{' /tmp/meta.json || fail "stats_meta has no Stats struct: $(head -c 200 /tmp/meta.json)"
+	grep -q '"claim_failures":{"datum":"u64","desc":"' /tmp/meta.json ||
+		fail "stats_meta does not describe claim_failures"
+	"$SCHED" ctl send --socket="$stats_sock" '{"req":"stats","args":{"target":"top"}}' >/tmp/top.json ||
+		fail "stats top failed: $(head -c 200 /tmp/top.json)"
+	grep -q '^{"args":{"resp":{' /tmp/top.json || fail "stats top reply is not {args:{resp:...}}: $(head -c 200 /tmp/top.json)"
+	grep -q '"errno":0}$' /tmp/top.json || fail "stats top errno is not 0"
+	forks=$(sed -n 's/.*"select_fork":\([0-9]*\).*/\1/p' /tmp/top.json)
+	[ "${forks:-0}" -gt 0 ] || fail "no select_fork in the top target: $(head -c 300 /tmp/top.json)"
+	"$SCHED" ctl send --socket="$stats_sock" '{"req":"restart"}' >/tmp/bad.json &&
+		fail "an unknown req was not refused"
+	grep -q '"errno":22' /tmp/bad.json || fail "unknown req: not EINVAL: $(cat /tmp/bad.json)"
+	# The control socket still answers beside it.
+	"$SCHED" ctl get >/dev/null || fail "the control socket stopped answering"
+	stop_sched
+	[ -e "$stats_sock" ] && fail "$stats_sock is left behind after the scheduler stopped"
+	# The scx schedulers' client spelling, against our control socket.
+	start_sched --scx-stats-socket=
+	[ -e "$stats_sock" ] && fail "--scx-stats-socket= still served $stats_sock"
+	timeout 5 "$SCHED" --monitor=1 >/tmp/monitor.txt 2>&1 &
+	mon=$!
+	sleep 2.5
+	kill "$mon" 2>/dev/null
+	wait "$mon"
+	[ "$(grep -c '^kernel ' /tmp/monitor.txt)" -ge 2 ] || fail "--monitor=1 printed fewer than 2 reports: $(head -c 200 /tmp/monitor.txt)"
+	stop_sched
+}

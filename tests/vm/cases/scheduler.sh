@@ -380,19 +380,8 @@ expect_tracking() { # true|false LABEL
 		[ "$b" -eq "$a" ] || fail "$2: the cpu_idle tracepoint ran while detached ($a -> $b)"
 	fi
 }
-# start_sched returns once sched_ext is enabled; the control socket comes
-# up a moment later.
-wait_socket() {
-	_n=100
-	until "$SCHED" ctl get >/dev/null 2>&1; do
-		[ "$_n" -le 0 ] && fail "the control socket did not answer within 10 s"
-		_n=$((_n - 1))
-		sleep 0.1
-	done
-}
 case_idle_state_tracking_follows_policy() {
 	start_sched --idle-latency-file=tests/vm/data/latency-equal.txt
-	wait_socket
 	expect_tracking true "reservoir with a table"
 	"$SCHED" ctl set --policy=builtin >/dev/null || fail "ctl set --policy=builtin failed"
 	expect_tracking false "builtin"
@@ -400,7 +389,6 @@ case_idle_state_tracking_follows_policy() {
 	expect_tracking true "first after builtin"
 	stop_sched
 	start_sched
-	wait_socket
 	src=$("$SCHED" ctl stats --json | sed -n 's/.*"latency_source":"\([^"]*\)".*/\1/p')
 	if [ "$src" = none ]; then
 		expect_tracking false "reservoir without a table"

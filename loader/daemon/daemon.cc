@@ -1,0 +1,360 @@
+#include "loader/daemon/daemon.h"
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/signalfd.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <optional>
+#include <utility>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "loader/daemon/control_service.h"
+#include "loader/daemon/event_ring.h"
+#include "loader/daemon/metrics_server.h"
+#include "loader/daemon/scx_stats_service.h"
+#include "loader/daemon/stats_collector.h"
+#include "loader/core/settings.h"
+#include "loader/bpf/scheduler.h"
+#include "loader/core/sched_ext_sysfs.h"
+#include "loader/core/stats.h"
+#include "loader/core/stats_snapshot.h"
+#include "loader/core/topology.h"
+#include "loader/core/event_wire.h"
+#include "loader/net/json_lines.h"
+
+namespace loehle {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string KernelRelease() {
+  struct utsname u;
+  if (uname(&u) != 0) return "";
+  return u.release;
+}
+
+// Blocks SIGINT and SIGTERM and delivers them through a file descriptor, so
+// the event loop sees them between two polls and never in the middle of a
+// map update. Restores the mask on destruction.
+class SignalFd {
+ public:
+  static absl::StatusOr<std::unique_ptr<SignalFd>> Create() {
+    sigset_t mask;
+    sigemptyset(&mask);
+    sigaddset(&mask, SIGINT);
+    sigaddset(&mask, SIGTERM);
+    auto self = std::unique_ptr<SignalFd>(new SignalFd());
+    if (sigprocmask(SIG_BLOCK, &mask, &self->old_mask_) != 0) {
+      return absl::InternalError("cannot block SIGINT/SIGTERM");
+    }
+    self->fd_ = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+    if (self->fd_ < 0) return absl::InternalError("cannot create a signalfd");
+    return self;
+  }
+  ~SignalFd() {
+    if (fd_ >= 0) close(fd_);
+    sigprocmask(SIG_SETMASK, &old_mask_, nullptr);
+  }
+  // Readable when a signal is pending.
+  int fd() const { return fd_; }
+  // The signal number received, or 0.
+  int Take() {
+    struct signalfd_siginfo info;
+    if (read(fd_, &info, sizeof(info)) == sizeof(info)) {
+      return static_cast<int>(info.ssi_signo);
+    }
+    return 0;
+  }
+
+ private:
+  SignalFd() = default;
+  int fd_ = -1;
+  sigset_t old_mask_;
+};
+
+class Daemon : public ControlHandler {
+ public:
+  // `events` outlives the daemon: it carries on across a restart.
+  Daemon(const DaemonOptions& options, Topology topology, EventRing* events,
+         Clock::time_point started)
+      : options_(options), topology_(std::move(topology)), started_(started),
+        events_(events) {}
+
+  absl::Status StartScheduler(uint32_t first_generation,
+                              const Settings& settings) {
+    Scheduler::Options opts;
+    opts.settings = settings;
+    opts.first_generation = first_generation;
+    opts.verbose = options_.verbose;
+    opts.sysfs_root = options_.sysfs_root;
+    absl::StatusOr<std::unique_ptr<Scheduler>> sched =
+        Scheduler::Start(topology_, opts);
+    if (!sched.ok()) return sched.status();
+    scheduler_ = *std::move(sched);
+    return absl::OkStatus();
+  }
+
+  Scheduler& scheduler() { return *scheduler_; }
+  void StopScheduler() { scheduler_.reset(); }
+
+  SchedulerStatus Status() {
+    return {scheduler_->generation(), scheduler_->settings(),
+            ReadSchedExtState(options_.sysfs_root),
+            ReadSchedExtOps(options_.sysfs_root),
+            KfuncVariantNames(scheduler_->compat_flags())};
+  }
+
+  nlohmann::json HandleGet() override { return ToJson(Status()); }
+
+  absl::StatusOr<nlohmann::json> HandleSet(const nlohmann::json& args) override {
+    absl::StatusOr<Settings> next =
+        ApplySettingsJson(scheduler_->settings(), args);
+    if (!next.ok()) return next.status();
+    if (absl::Status applied = scheduler_->Apply(*next); !applied.ok()) {
+      return applied;
+    }
+    fprintf(stderr, "scx_loehle: generation %u: %s\n",
+            scheduler_->generation(), SettingsLabel(*next).c_str());
+    return HandleGet();
+  }
+
+  StatsSnapshot Snapshot(StatsScope scope) {
+    StatsSources sources;
+    sources.kernel = KernelRelease();
+    sources.state = ReadSchedExtState(options_.sysfs_root);
+    sources.ops = ReadSchedExtOps(options_.sysfs_root);
+    sources.uptime_s =
+        std::chrono::duration<double>(Clock::now() - started_).count();
+    sources.generation = scheduler_->generation();
+    sources.topology = &topology_;
+    sources.settings_by_generation = &scheduler_->settings_by_generation();
+    sources.read_generation = [this](uint32_t generation) {
+      return scheduler_->ReadGeneration(generation);
+    };
+    sources.programs = scheduler_->ProgramCosts();
+    sources.idle_state_tracking = scheduler_->idle_state_tracking();
+    sources.events_newest_seq = events_->newest_seq();
+    sources.events_capacity = events_->capacity();
+    return CollectStats(sources, scope);
+  }
+
+  nlohmann::json HandleStats(StatsScope scope) override {
+    return ToJson(Snapshot(scope));
+  }
+
+  absl::StatusOr<nlohmann::json> HandleEvents(uint64_t since) override {
+    return EventsReply(events_->Since(since, kMaxEventsPerReply));
+  }
+
+  void DrainEvents() {
+    absl::StatusOr<int> n = scheduler_->ConsumeEvents(
+        [this](const loehle_pick_event& event) { events_->Push(event); });
+    if (!n.ok()) {
+      fprintf(stderr, "scx_loehle: %s\n", n.status().ToString().c_str());
+    }
+  }
+
+  // Prints the --stats line for what happened since the previous one.
+  void PrintSummary(double seconds) {
+    absl::StatusOr<GenerationStats> now =
+        scheduler_->ReadGeneration(scheduler_->generation());
+    if (!now.ok()) return;
+    GenerationStats before;
+    if (last_summary_ && last_summary_->generation == now->generation) {
+      before = *last_summary_;
+    }
+    GenerationStats delta = Delta(*now, before);
+    delta.generation = now->generation;
+    printf("%s\n", SummaryLine(delta, seconds,
+                               SettingsLabel(scheduler_->settings()))
+                       .c_str());
+    fflush(stdout);
+    last_summary_ = *std::move(now);
+  }
+
+ private:
+  DaemonOptions options_;
+  Topology topology_;
+  Clock::time_point started_;
+  std::unique_ptr<Scheduler> scheduler_;
+  EventRing* events_;
+  std::optional<GenerationStats> last_summary_;
+};
+
+// Adds the scx_stats socket to *server, creating the server when there is
+// none yet.
+absl::Status ServeScxStats(const std::string& path, Daemon* daemon,
+                           std::unique_ptr<JsonLineServer>* server) {
+  if (absl::Status dir = PrepareSocketDirectory(path); !dir.ok()) return dir;
+  auto service = std::make_unique<ScxStatsService>(
+      [daemon] { return daemon->Snapshot(StatsScope::kCurrent); });
+  if (*server != nullptr) return (*server)->AddListener(path, std::move(service));
+  absl::StatusOr<std::unique_ptr<JsonLineServer>> created =
+      JsonLineServer::Listen(path, std::move(service));
+  if (!created.ok()) return created.status();
+  *server = *std::move(created);
+  return absl::OkStatus();
+}
+
+// The control socket and the scx_stats socket, on one server; null when
+// both are disabled. Only the control socket is required.
+absl::StatusOr<std::unique_ptr<JsonLineServer>> ListenOnSockets(
+    const DaemonOptions& options, Daemon* daemon) {
+  std::unique_ptr<JsonLineServer> server;
+  if (!options.socket_path.empty()) {
+    absl::StatusOr<std::unique_ptr<JsonLineServer>> control =
+        ListenForControl(options.socket_path, daemon);
+    if (!control.ok()) return control.status();
+    server = *std::move(control);
+  }
+  if (!options.scx_stats_socket_path.empty()) {
+    // The scheduler runs without it: the scx_stats socket is a convenience
+    // for scx's tools, the control socket is ours.
+    if (absl::Status served = ServeScxStats(options.scx_stats_socket_path,
+                                            daemon, &server);
+        !served.ok()) {
+      fprintf(stderr, "scx_loehle: no scx_stats socket: %s\n",
+              std::string(served.message()).c_str());
+    }
+  }
+  return server;
+}
+
+}  // namespace
+
+absl::Status RunDaemon(const DaemonOptions& options) {
+  if (absl::Status valid = ValidateSettings(options.settings); !valid.ok()) {
+    return valid;
+  }
+  if (absl::Status available =
+          CheckSchedExtAvailable(options.sysfs_root, geteuid());
+      !available.ok()) {
+    return available;
+  }
+  absl::StatusOr<Topology> topology = ReadTopology(options.sysfs_root);
+  if (!topology.ok()) return topology.status();
+  if (!options.idle_latency_file.empty()) {
+    if (absl::Status read =
+            ApplyIdleLatencyFile(options.idle_latency_file, &*topology);
+        !read.ok()) {
+      return read;
+    }
+  }
+
+  std::optional<MetricsAddress> metrics_address;
+  if (!options.metrics_addr.empty()) {
+    absl::StatusOr<MetricsAddress> parsed = ParseMetricsAddress(
+        options.metrics_addr, options.metrics_allow_remote);
+    if (!parsed.ok()) return parsed.status();
+    metrics_address = *parsed;
+  }
+
+  absl::StatusOr<std::unique_ptr<SignalFd>> signals = SignalFd::Create();
+  if (!signals.ok()) return signals.status();
+
+  const Clock::time_point daemon_started = Clock::now();
+  EventRing events;
+  Daemon daemon(options, *topology, &events, daemon_started);
+  if (absl::Status started = daemon.StartScheduler(1, options.settings);
+      !started.ok()) {
+    return started;
+  }
+  fprintf(stderr, "scx_loehle: attached (%s; %s)\n",
+          SettingsLabel(options.settings).c_str(),
+          DescribeTopology(*topology).c_str());
+  fprintf(stderr, "scx_loehle: kfuncs: %s\n",
+          absl::StrJoin(KfuncVariantNames(daemon.scheduler().compat_flags()),
+                        ", ")
+              .c_str());
+
+  absl::StatusOr<std::unique_ptr<JsonLineServer>> sockets =
+      ListenOnSockets(options, &daemon);
+  if (!sockets.ok()) return sockets.status();
+  std::unique_ptr<JsonLineServer> control = *std::move(sockets);
+
+  // Declared after `daemon`: destroyed (threads joined) before it.
+  std::unique_ptr<MetricsServer> metrics;
+  if (metrics_address) {
+    absl::StatusOr<std::unique_ptr<MetricsServer>> server =
+        MetricsServer::Start(*metrics_address);
+    if (!server.ok()) return server.status();
+    metrics = *std::move(server);
+    fprintf(stderr, "scx_loehle: metrics on http://%s:%d/metrics\n",
+            metrics_address->host.find(':') != std::string::npos
+                ? absl::StrCat("[", metrics_address->host, "]").c_str()
+                : metrics_address->host.c_str(),
+            metrics->port());
+  }
+
+  auto next_summary = Clock::now() +
+      std::chrono::duration_cast<Clock::duration>(
+          std::chrono::duration<double>(options.stats_interval_s));
+  for (;;) {
+    // A signal, a control client or a half-full event ring wakes the loop
+    // at once; the timer drains the ring at low rates and notices an exit.
+    const int wake[] = {daemon.scheduler().events_wait_fd(), (*signals)->fd()};
+    if (control) {
+      control->Poll(kDaemonLoopTimeoutMs, wake);
+    } else {
+      pollfd waits[] = {{wake[0], POLLIN, 0}, {wake[1], POLLIN, 0}};
+      poll(waits, 2, kDaemonLoopTimeoutMs);
+    }
+    if (int sig = (*signals)->Take(); sig != 0) {
+      fprintf(stderr, "scx_loehle: %s, detaching\n", strsignal(sig));
+      daemon.DrainEvents();
+      daemon.StopScheduler();
+      return absl::OkStatus();
+    }
+    daemon.DrainEvents();
+    if (metrics && metrics->SnapshotWanted()) {
+      metrics->Publish(daemon.Snapshot(StatsScope::kAll));
+    }
+    if (std::optional<ExitRecord> exit = daemon.scheduler().Exit()) {
+      fprintf(stderr, "scx_loehle: the kernel disabled the scheduler: %s\n",
+              exit->Describe().c_str());
+      if (!exit->dump.empty()) {
+        fprintf(stderr, "scx_loehle: the kernel's debug dump:\n%s%s",
+                exit->dump.c_str(),
+                absl::EndsWith(exit->dump, "\n") ? "" : "\n");
+      }
+      if (!exit->WantsRestart()) {
+        return absl::AbortedError(
+            absl::StrCat("scheduler exited: ", exit->Describe()));
+      }
+      Settings settings = daemon.scheduler().settings();
+      uint32_t next_generation = daemon.scheduler().generation() + 1;
+      daemon.StopScheduler();
+      absl::StatusOr<Topology> fresh = ReadTopology(options.sysfs_root);
+      if (!fresh.ok()) return fresh.status();
+      if (!options.idle_latency_file.empty()) {
+        if (absl::Status read =
+                ApplyIdleLatencyFile(options.idle_latency_file, &*fresh);
+            !read.ok()) {
+          return read;
+        }
+      }
+      daemon = Daemon(options, *fresh, &events, daemon_started);
+      if (absl::Status started = daemon.StartScheduler(next_generation, settings);
+          !started.ok()) {
+        return started;
+      }
+      fprintf(stderr, "scx_loehle: restarted (%s)\n",
+              DescribeTopology(*fresh).c_str());
+    }
+    if (options.stats_interval_s > 0 && Clock::now() >= next_summary) {
+      daemon.PrintSummary(options.stats_interval_s);
+      next_summary += std::chrono::duration_cast<Clock::duration>(
+          std::chrono::duration<double>(options.stats_interval_s));
+    }
+  }
+}
+
+}  // namespace loehle
