@@ -17,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_join.h"
+#include "loader/bpf/rodata_tables.h"
 #include "loehle/intf.h"
 
 // The skeleton names its BPF globals' types as the BPF side spells them.
@@ -137,6 +138,51 @@ void Scheduler::DetachIdleStateTrackingUnless(const Settings& settings) {
   idle_state_link_ = nullptr;
 }
 
+// The skeleton names the BPF globals' types as the BPF side spells them;
+// they are the same structs and arrays as RodataTables'.
+void Scheduler::CopyRodata(const RodataTables& tables) {
+  auto* ro = skel_->rodata;
+  static_assert(sizeof(ro->topo) == sizeof(tables.topo));
+  static_assert(sizeof(ro->cpu_lists) == sizeof(tables.cpu_lists));
+  static_assert(sizeof(ro->exit_latency_ns) == sizeof(tables.exit_latency_ns));
+  ro->nr_cpus = tables.nr_cpus;
+  ro->nr_llcs = tables.nr_llcs;
+  ro->nr_nodes = tables.nr_nodes;
+  ro->smt_active = tables.smt_active;
+  std::memcpy(const_cast<loehle_cpu_topo*>(ro->topo), tables.topo.data(),
+              sizeof(ro->topo));
+  std::memcpy(const_cast<loehle_cpu_lists*>(&ro->cpu_lists), &tables.cpu_lists,
+              sizeof(ro->cpu_lists));
+  std::memcpy(const_cast<__u64*>(&ro->exit_latency_ns[0][0]),
+              tables.exit_latency_ns.data(), sizeof(ro->exit_latency_ns));
+}
+
+namespace {
+
+// Collects libbpf's messages while it lives: one load at a time.
+class LibbpfLogCapture {
+ public:
+  explicit LibbpfLogCapture(bool verbose) {
+    libbpf_log = &log_;
+    libbpf_verbose = verbose;
+    libbpf_set_print(CaptureLibbpfPrint);
+  }
+  ~LibbpfLogCapture() { libbpf_log = nullptr; }
+  LibbpfLogCapture(const LibbpfLogCapture&) = delete;
+  LibbpfLogCapture& operator=(const LibbpfLogCapture&) = delete;
+
+  // ": <the last lines>" or "".
+  std::string Tail(size_t lines) const {
+    std::string tail = LogTail(log_, lines);
+    return tail.empty() ? "" : absl::StrCat(": ", tail);
+  }
+
+ private:
+  std::deque<std::string> log_;
+};
+
+}  // namespace
+
 absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Start(
     const Topology& topology, const Options& options) {
   if (absl::Status ok = CheckSchedExtAvailable(options.sysfs_root, geteuid());
@@ -149,92 +195,18 @@ absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Start(
         absl::StrCat("unsupported CPU count ", topology.cpus.size(),
                      " (1 to ", LOEHLE_MAX_CPUS, ")"));
   }
-
-  std::deque<std::string> log;
-  libbpf_log = &log;
-  libbpf_verbose = options.verbose;
-  libbpf_set_print(CaptureLibbpfPrint);
-
+  LibbpfLogCapture log(options.verbose);
   std::unique_ptr<Scheduler> sched(new Scheduler());
-  sched->nr_cpus_ = static_cast<int>(topology.cpus.size());
-  sched->nr_possible_ = libbpf_num_possible_cpus();
-  if (sched->nr_possible_ <= 0) {
-    libbpf_log = nullptr;
-    return absl::InternalError("cannot count the possible CPUs");
+  if (absl::Status opened = sched->Open(topology, options); !opened.ok()) {
+    return opened;
   }
-
-  sched->skel_ = loehle_bpf__open();
-  if (sched->skel_ == nullptr) {
-    libbpf_log = nullptr;
-    return absl::InternalError(
-        absl::StrCat("cannot open the BPF object: ", strerror(errno)));
-  }
-  // The topology was read under this hotplug sequence number: if a CPU
-  // came or went since, the kernel refuses the attach with a restart.
-  sched->skel_->struct_ops.loehle_ops->hotplug_seq = topology.hotplug_seq;
-  // Attached by AttachIdleStateTrackingFor() only where it is wanted.
-  bpf_program__set_autoattach(sched->skel_->progs.loehle_cpu_idle, false);
-  sched->has_exit_latencies_ = HasExitLatencies(topology);
-  auto* ro = sched->skel_->rodata;
-  ro->cpu_lists = BuildCpuLists(topology);
-  ro->nr_cpus = static_cast<__u32>(topology.cpus.size());
-  ro->nr_llcs = static_cast<__u32>(std::max(1, topology.nr_llcs));
-  ro->nr_nodes = static_cast<__u32>(std::max(1, topology.nr_nodes));
-  ro->smt_active = topology.smt_active;
-  for (const CpuTopology& cpu : topology.cpus) {
-    ro->topo[cpu.cpu].core = static_cast<__u32>(cpu.core);
-    ro->topo[cpu.cpu].llc = static_cast<__u32>(cpu.llc);
-    ro->topo[cpu.cpu].node = static_cast<__u32>(cpu.node);
-    ro->topo[cpu.cpu].online = cpu.online;
-    // The next sibling of the same core, wrapping: a ring the BPF side
-    // walks to see whether a core has a busy thread.
-    ro->topo[cpu.cpu].next_sibling = static_cast<__u32>(cpu.cpu);
-    for (size_t step = 1; step < topology.cpus.size(); ++step) {
-      const CpuTopology& other =
-          topology.cpus[(cpu.cpu + step) % topology.cpus.size()];
-      if (other.core == cpu.core) {
-        ro->topo[cpu.cpu].next_sibling = static_cast<__u32>(other.cpu);
-        break;
-      }
-    }
-    // States past the end of a CPU's table count as its deepest known one.
-    // With no table at all the tracepoint is not attached: every idle CPU
-    // stays unpublished (U64_MAX), all tie and only the tie-break decides.
-    const std::vector<uint64_t>* table =
-        static_cast<size_t>(cpu.cpu) < topology.exit_latency_ns.size()
-            ? &topology.exit_latency_ns[cpu.cpu]
-            : nullptr;
-    uint64_t deepest = 0;
-    for (int state = 0; state < LOEHLE_MAX_IDLE_STATES; ++state) {
-      if (table != nullptr && static_cast<size_t>(state) < table->size()) {
-        deepest = (*table)[state];
-      }
-      ro->exit_latency_ns[cpu.cpu][state] = deepest;
-    }
-  }
-
-  sched->first_generation_ = options.first_generation;
-  sched->generation_ = options.first_generation;
-  sched->settings_by_generation_[sched->generation_] = options.settings;
-  sched->skel_->bss->configs[0] =
-      ToBpfConfig(options.settings, sched->generation_);
-  sched->skel_->bss->active_config = 0;
-
   if (int err = loehle_bpf__load(sched->skel_); err != 0) {
-    std::string tail = LogTail(log, 12);
-    libbpf_log = nullptr;
     return absl::InternalError(absl::StrCat(
-        "the kernel rejected the BPF scheduler (", strerror(-err), ")",
-        tail.empty() ? "" : absl::StrCat(": ", tail)));
+        "the kernel rejected the BPF scheduler (", strerror(-err), ")", log.Tail(12)));
   }
-
   // Make bpf_prog_info report run time and count; closing the fd restores.
   sched->run_time_stats_fd_ = bpf_enable_stats(BPF_STATS_RUN_TIME);
-
   if (int err = loehle_bpf__attach(sched->skel_); err != 0) {
-    std::string tail = LogTail(log, 6);
-    libbpf_log = nullptr;
-    std::string why = strerror(-err);
     if (err == -EBUSY || err == -EEXIST) {
       std::string ops = ReadSchedExtOps(options.sysfs_root);
       return absl::FailedPreconditionError(absl::StrCat(
@@ -242,20 +214,42 @@ absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Start(
           ops.empty() ? "(name unknown)" : ops));
     }
     return absl::InternalError(absl::StrCat(
-        "cannot attach the scheduler (", why, ")",
-        tail.empty() ? "" : absl::StrCat(": ", tail)));
+        "cannot attach the scheduler (", strerror(-err), ")", log.Tail(6)));
   }
-  libbpf_log = nullptr;
   if (absl::Status s = sched->AttachIdleStateTrackingFor(options.settings);
       !s.ok()) {
     return s;
   }
-
   absl::StatusOr<std::unique_ptr<EventReader>> events =
       EventReader::Open(bpf_map__fd(sched->skel_->maps.events));
   if (!events.ok()) return events.status();
   sched->events_ = *std::move(events);
   return sched;
+}
+
+absl::Status Scheduler::Open(const Topology& topology, const Options& options) {
+  nr_cpus_ = static_cast<int>(topology.cpus.size());
+  nr_possible_ = libbpf_num_possible_cpus();
+  if (nr_possible_ <= 0) return absl::InternalError("cannot count the possible CPUs");
+  skel_ = loehle_bpf__open();
+  if (skel_ == nullptr) {
+    return absl::InternalError(
+        absl::StrCat("cannot open the BPF object: ", strerror(errno)));
+  }
+  // The topology was read under this hotplug sequence number: if a CPU
+  // came or went since, the kernel refuses the attach with a restart.
+  skel_->struct_ops.loehle_ops->hotplug_seq = topology.hotplug_seq;
+  // Attached by AttachIdleStateTrackingFor() only where it is wanted.
+  bpf_program__set_autoattach(skel_->progs.loehle_cpu_idle, false);
+  has_exit_latencies_ = HasExitLatencies(topology);
+  CopyRodata(BuildRodataTables(topology));
+
+  first_generation_ = options.first_generation;
+  generation_ = options.first_generation;
+  settings_by_generation_[generation_] = options.settings;
+  skel_->bss->configs[0] = ToBpfConfig(options.settings, generation_);
+  skel_->bss->active_config = 0;
+  return absl::OkStatus();
 }
 
 Scheduler::~Scheduler() {

@@ -45,6 +45,8 @@ struct bpf_link;     // libbpf
 
 namespace loehle {
 
+struct RodataTables;
+
 // The kernel sets this action bit in exit_code when it wants the scheduler
 // reloaded, e.g. after CPU hotplug (SCX_ECODE_ACT_RESTART).
 inline constexpr uint64_t kExitActionRestart = 1ULL << 48;
@@ -141,6 +143,9 @@ class Scheduler {
   Scheduler() = default;
   absl::StatusOr<GenerationStats> ReadLiveGeneration(uint32_t generation) const;
   void WriteConfig(const Settings& settings, uint32_t generation);
+  // Opens the skeleton and fills what it needs before load.
+  absl::Status Open(const Topology& topology, const Options& options);
+  void CopyRodata(const RodataTables& tables);
   absl::Status AttachIdleStateTrackingFor(const Settings& settings);
   void DetachIdleStateTrackingUnless(const Settings& settings);
 

@@ -135,71 +135,89 @@ absl::Status RunPlain(const Command& command) {
 
 }  // namespace
 
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// What a key asks for: nothing, a redraw, a fetch now (after a switch), or
+// the end.
+enum class KeyAction { kNone, kRedraw, kFetchNow, kQuit };
+
+KeyAction HandleKey(int key, const std::string& socket, DashboardModel& model) {
+  if (key == 'q' || key == 'Q' || key == 3 /* Ctrl-C */) return KeyAction::kQuit;
+  if (key == KEY_RESIZE) return KeyAction::kRedraw;
+  if (key == 'r') {
+    model.Reset();
+    return KeyAction::kRedraw;
+  }
+  std::optional<nlohmann::json> change =
+      SettingChangeForKey(model.stats()->settings, key);
+  if (!change) return KeyAction::kNone;
+  absl::StatusOr<nlohmann::json> applied =
+      RequestResult(socket, {{"cmd", "set"}, {"args", *change}});
+  model.set_message(applied.ok() ? DescribeSetReply(*applied)
+                                 : std::string(applied.status().message()));
+  return KeyAction::kFetchNow;  // show the new generation at once
+}
+
+// Frames on `screen` until q, or until the scheduler stops answering (the
+// error then says so).
+absl::Status RunCurses(const Command& command, CursesScreen& screen,
+                       DashboardModel& model) {
+  const auto interval = std::chrono::duration_cast<Clock::duration>(
+      std::chrono::duration<double>(command.interval_s));
+  Clock::time_point next = Clock::now() + interval;
+  bool dirty = true;
+  for (;;) {
+    if (Clock::now() >= next) {
+      absl::StatusOr<StatsSnapshot> stats = FetchStats(command.socket_path);
+      if (!stats.ok()) return GoneError(stats.status());
+      model.Update(*std::move(stats), ReadProcStat());
+      next += interval;
+      if (next < Clock::now()) next = Clock::now() + interval;
+      dirty = true;
+    }
+    if (dirty) {
+      screen.Draw(model.Render(static_cast<size_t>(COLS), static_cast<size_t>(LINES)));
+      dirty = false;
+    }
+    const auto wait =
+        std::chrono::duration_cast<std::chrono::milliseconds>(next - Clock::now());
+    timeout(static_cast<int>(std::clamp<int64_t>(wait.count(), 0, 1000)));
+    const int key = getch();
+    if (key == ERR) continue;
+    switch (HandleKey(key, command.socket_path, model)) {
+      case KeyAction::kQuit: return absl::OkStatus();
+      case KeyAction::kRedraw: dirty = true; break;
+      case KeyAction::kFetchNow: next = Clock::now(); break;
+      case KeyAction::kNone: break;
+    }
+  }
+}
+
+}  // namespace
+
 absl::Status RunTop(const Command& command) {
   if (command.once || command.count > 0 || !isatty(STDOUT_FILENO) ||
       !isatty(STDIN_FILENO)) {
     return RunPlain(command);
   }
-  using Clock = std::chrono::steady_clock;
-  const auto interval = std::chrono::duration_cast<Clock::duration>(
-      std::chrono::duration<double>(command.interval_s));
   DashboardModel model;
   absl::StatusOr<StatsSnapshot> first = FetchStats(command.socket_path);
   if (!first.ok()) return first.status();
   model.Update(*std::move(first), ReadProcStat());
-
-  absl::Status gone;
+  // The screen is restored before an error is printed.
+  absl::Status result;
   {
-    std::unique_ptr<CursesScreen> screen_owner = CursesScreen::Open();
-    if (screen_owner == nullptr) {
+    std::unique_ptr<CursesScreen> screen = CursesScreen::Open();
+    if (screen == nullptr) {
       fprintf(stderr, "scx_loehle top: no usable terminal type (TERM=%s); plain frames\n",
               getenv("TERM") ? getenv("TERM") : "");
       return RunPlain(command);
     }
-    CursesScreen& screen = *screen_owner;
-    Clock::time_point next = Clock::now() + interval;
-    bool dirty = true;
-    for (;;) {
-      if (Clock::now() >= next) {
-        absl::StatusOr<StatsSnapshot> stats = FetchStats(command.socket_path);
-        if (!stats.ok()) {
-          gone = GoneError(stats.status());
-          break;
-        }
-        model.Update(*std::move(stats), ReadProcStat());
-        next += interval;
-        if (next < Clock::now()) next = Clock::now() + interval;
-        dirty = true;
-      }
-      if (dirty) {
-        screen.Draw(model.Render(static_cast<size_t>(COLS), static_cast<size_t>(LINES)));
-        dirty = false;
-      }
-      const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(
-          next - Clock::now());
-      timeout(static_cast<int>(std::clamp<int64_t>(wait.count(), 0, 1000)));
-      const int key = getch();
-      if (key == ERR) continue;
-      if (key == 'q' || key == 'Q' || key == 3 /* Ctrl-C */) break;
-      if (key == KEY_RESIZE) {
-        dirty = true;
-      } else if (key == 'r') {
-        model.Reset();
-        dirty = true;
-      } else if (std::optional<nlohmann::json> change = SettingChangeForKey(
-                     model.stats()->settings, key)) {
-        absl::StatusOr<nlohmann::json> applied =
-            RequestResult(command.socket_path, {{"cmd", "set"}, {"args", *change}});
-        if (applied.ok()) {
-          model.set_message(DescribeSetReply(*applied));
-        } else {
-          model.set_message(std::string(applied.status().message()));
-        }
-        next = Clock::now();  // show the new generation at once
-      }
-    }
+    result = RunCurses(command, *screen, model);
   }
-  return gone;
+  return result;
 }
 
 }  // namespace loehle

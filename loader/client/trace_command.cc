@@ -69,6 +69,53 @@ absl::StatusOr<EventsInfo> RequestEventCounts(const std::string& socket) {
 
 }  // namespace
 
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Copied {
+  uint64_t written = 0;
+  uint64_t lost = 0;  // overwritten in the daemon's ring before we asked
+  absl::Status failure;
+};
+
+// Copies events after `last_seq` to `out` until a signal or the deadline,
+// then once more for what is left.
+Copied CopyEvents(const Command& command, uint64_t last_seq, FILE* out) {
+  const bool bounded = command.duration_s > 0;
+  const Clock::time_point deadline =
+      Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                         std::chrono::duration<double>(command.duration_s));
+  StopOnSignals signals;
+  Copied copied;
+  bool last_round = false;
+  for (;;) {
+    if (!last_round && (signals.stopped() || (bounded && Clock::now() >= deadline))) {
+      last_round = true;  // one more request collects what is left
+    }
+    absl::StatusOr<nlohmann::json> reply = RequestResult(
+        command.socket_path, {{"cmd", "events"}, {"since", last_seq}});
+    absl::StatusOr<EventBatch> batch =
+        reply.ok() ? DecodeEventsReply(*reply) : absl::StatusOr<EventBatch>(reply.status());
+    if (!batch.ok()) {
+      copied.failure = batch.status();
+      return copied;
+    }
+    copied.lost += batch->lost;
+    for (const SequencedEvent& e : batch->events) {
+      fprintf(out, "%s\n", TraceJson(e).dump().c_str());
+      last_seq = e.seq;
+      ++copied.written;
+    }
+    if (batch->newest_seq < last_seq) last_seq = batch->newest_seq;  // new daemon
+    const bool full = batch->events.size() >= kMaxEventsPerReply;
+    if (last_round && !full) return copied;
+    if (!full) poll(nullptr, 0, 100);  // a signal cuts the wait short
+  }
+}
+
+}  // namespace
+
 absl::Status RunTrace(const Command& command) {
   std::unique_ptr<FILE, FileCloser> out(
       command.out_path == "-" ? stdout : fopen(command.out_path.c_str(), "w"));
@@ -78,69 +125,28 @@ absl::Status RunTrace(const Command& command) {
   }
   absl::StatusOr<EventsInfo> start = RequestEventCounts(command.socket_path);
   if (!start.ok()) return start.status();
-  const uint64_t drops_at_start = start->drops_total;
-  uint64_t last_seq = start->newest_seq;
-
-  using Clock = std::chrono::steady_clock;
   const Clock::time_point began = Clock::now();
-  const bool bounded = command.duration_s > 0;
-  const Clock::time_point deadline =
-      began + std::chrono::duration_cast<Clock::duration>(
-                  std::chrono::duration<double>(command.duration_s));
-  StopOnSignals signals;
-  uint64_t written = 0;
-  uint64_t lost = 0;
-  absl::Status failure;
-  bool last_round = false;
-  for (;;) {
-    if (!last_round && (signals.stopped() || (bounded && Clock::now() >= deadline))) {
-      last_round = true;  // one more request collects what is left
-    }
-    absl::StatusOr<nlohmann::json> reply = RequestResult(
-        command.socket_path, {{"cmd", "events"}, {"since", last_seq}});
-    if (!reply.ok()) {
-      failure = reply.status();
-      break;
-    }
-    absl::StatusOr<EventBatch> decoded = DecodeEventsReply(*reply);
-    if (!decoded.ok()) {
-      failure = decoded.status();
-      break;
-    }
-    lost += decoded->lost;
-    for (const SequencedEvent& e : decoded->events) {
-      const std::string line = TraceJson(e).dump();
-      fprintf(out.get(), "%s\n", line.c_str());
-      last_seq = e.seq;
-      ++written;
-    }
-    if (decoded->newest_seq < last_seq) last_seq = decoded->newest_seq;  // new daemon
-    const bool full = decoded->events.size() >= kMaxEventsPerReply;
-    if (last_round && !full) break;
-    if (!full) poll(nullptr, 0, 100);  // a signal cuts the wait short
-  }
+  const Copied copied = CopyEvents(command, start->newest_seq, out.get());
   fflush(out.get());
-  const double seconds =
-      std::chrono::duration<double>(Clock::now() - began).count();
+  const double seconds = std::chrono::duration<double>(Clock::now() - began).count();
   uint64_t dropped = 0;
-  if (failure.ok()) {
+  if (copied.failure.ok()) {
     absl::StatusOr<EventsInfo> end = RequestEventCounts(command.socket_path);
-    if (end.ok()) {
-      const uint64_t drops_at_end = end->drops_total;
-      dropped = drops_at_end > drops_at_start ? drops_at_end - drops_at_start : 0;
+    if (end.ok() && end->drops_total > start->drops_total) {
+      dropped = end->drops_total - start->drops_total;
     }
   }
   fprintf(stderr,
           "scx_loehle trace: %llu events in %.1f s (%.0f/s) to %s; lost %llu in "
           "the daemon's ring, %llu dropped by the BPF ring buffer\n",
-          static_cast<unsigned long long>(written), seconds,
-          seconds > 0 ? static_cast<double>(written) / seconds : 0.0,
+          static_cast<unsigned long long>(copied.written), seconds,
+          seconds > 0 ? static_cast<double>(copied.written) / seconds : 0.0,
           command.out_path == "-" ? "stdout" : command.out_path.c_str(),
-          static_cast<unsigned long long>(lost),
+          static_cast<unsigned long long>(copied.lost),
           static_cast<unsigned long long>(dropped));
-  if (!failure.ok()) {
-    return absl::Status(failure.code(),
-                        absl::StrCat("trace stopped: ", failure.message()));
+  if (!copied.failure.ok()) {
+    return absl::Status(copied.failure.code(),
+                        absl::StrCat("trace stopped: ", copied.failure.message()));
   }
   return absl::OkStatus();
 }

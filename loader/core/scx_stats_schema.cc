@@ -21,33 +21,50 @@ struct Field {
   std::string name;
   std::string datum;  // "u64", "float", "string"
   std::string description;
+  std::string unit;   // "" for strings
+  StatKind kind = StatKind::kGauge;
+  bool per_generation = true;  // else the daemon's, over every generation
 };
 
 // The fields of "Stats", in the order --help-stats lists them: the daemon's
 // own first, then every counter of core/counters.h.
 std::vector<Field> Fields() {
+  using enum StatKind;
   std::vector<Field> fields = {
-      {"generation", "u64", "the current configuration generation"},
-      {"policy", "string", "the current idle-selection policy"},
-      {"sched_idle", "string", "the current SCHED_IDLE mode"},
-      {"smt", "string", "the current SMT mode"},
-      {"uptime_s", "float", "seconds since the daemon started"},
+      {"generation", "u64", "the current configuration generation", "generation",
+       kGauge, false},
+      {"policy", "string", "the current idle-selection policy", "", kGauge, true},
+      {"sched_idle", "string", "the current SCHED_IDLE mode", "", kGauge, true},
+      {"smt", "string", "the current SMT mode", "", kGauge, true},
+      {"uptime_s", "float", "seconds since the daemon started", "seconds", kGauge,
+       false},
       {"events_received", "u64",
-       "pick events the daemon drained from the BPF ring buffer (all generations)"},
-      {"event_drops_total", "u64",
-       "pick events the BPF ring buffer dropped (all generations)"},
-      {"claim_failure_rate", "float",
-       "claim_failures / claim_attempts of the current generation"},
+       "pick events the daemon drained from the BPF ring buffer", "events",
+       kCounter, false},
+      {"event_drops_total", "u64", "pick events the BPF ring buffer dropped",
+       "events", kCounter, false},
+      {"claim_failure_rate", "float", "claim_failures / claim_attempts", "ratio",
+       kGauge, true},
       {"fork_spread_cv", "float",
-       "coefficient of variation of fork picks over the online CPUs"},
+       "coefficient of variation of fork picks over the online CPUs", "ratio",
+       kGauge, true},
   };
   for (uint32_t i = 0; i < LOEHLE_NR_STATS; ++i) {
     const CounterInfo info = CounterInfoFor(i);
-    fields.push_back({info.name, "u64",
-                      absl::StrCat(info.description, " (", info.unit,
-                                   ", current generation)")});
+    fields.push_back({info.name, "u64", info.description, info.unit, info.kind,
+                      info.per_generation});
   }
   return fields;
+}
+
+const char* KindName(StatKind kind) {
+  return kind == StatKind::kCounter ? "counter" : "gauge";
+}
+
+// Per-generation fields describe the current generation; the others the
+// daemon since it started.
+const char* Scope(const Field& field) {
+  return field.per_generation ? "current generation" : "daemon";
 }
 
 }  // namespace
@@ -75,7 +92,13 @@ nlohmann::json ScxStatsTop(const StatsSnapshot& snapshot) {
 nlohmann::json ScxStatsMeta() {
   nlohmann::json fields = nlohmann::json::object();
   for (const Field& field : Fields()) {
-    fields[field.name] = {{"datum", field.datum}, {"desc", field.description}};
+    // scx_stats' free-form "user" attributes carry what its own
+    // attributes do not: kind, unit and scope.
+    nlohmann::json user = {{"kind", KindName(field.kind)},
+                           {"scope", Scope(field)}};
+    if (!field.unit.empty()) user["unit"] = field.unit;
+    fields[field.name] = {
+        {"datum", field.datum}, {"desc", field.description}, {"user", user}};
   }
   return {{kScxStatsStruct,
            {{"name", kScxStatsStruct},
@@ -93,8 +116,10 @@ std::string DescribeScxStats() {
   size_t width = 0;
   for (const Field& field : Fields()) width = std::max(width, field.name.size());
   for (const Field& field : Fields()) {
-    absl::StrAppendFormat(&out, "  %-*s (%s) : %s\n", static_cast<int>(width),
-                          field.name, field.datum, field.description);
+    absl::StrAppendFormat(&out, "  %-*s (%s) : %s [%s%s%s, %s]\n",
+                          static_cast<int>(width), field.name, field.datum,
+                          field.description, KindName(field.kind),
+                          field.unit.empty() ? "" : ", ", field.unit, Scope(field));
   }
   return out;
 }

@@ -26,11 +26,12 @@ nlohmann::json ScxStatsTop(const StatsSnapshot& snapshot);
 
 // The stats_meta response: {"Stats":{"name":"Stats","top":"true",
 // "desc":...,"fields":{"<field>":{"datum":"u64"|"float"|"string",
-// "desc":...},...}}}.
+// "desc":...,"user":{"kind":"counter"|"gauge","unit":...,"scope":
+// "current generation"|"daemon"}},...}}}.
 nlohmann::json ScxStatsMeta();
 
-// One line per field, "name (kind): description", under a title: the text
-// of `scx_loehle --help-stats`.
+// One line per field, "name (datum) : description [kind, unit, scope]",
+// under a title: the text of `scx_loehle --help-stats`.
 std::string DescribeScxStats();
 
 }  // namespace loehle

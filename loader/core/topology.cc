@@ -228,19 +228,19 @@ absl::StatusOr<std::vector<int>> ParseCpuList(std::string_view text) {
   return cpus;
 }
 
-absl::StatusOr<Topology> ReadTopology(const std::string& sysfs_root) {
-  // Before anything else: a hotplug from here on shows as a newer number.
-  uint64_t hotplug_seq = 0;
-  if (absl::StatusOr<uint64_t> seq =
-          ReadNumberFile(sysfs_root + "/kernel/sched_ext/hotplug_seq");
-      seq.ok()) {
-    hotplug_seq = *seq;
-  } else if (!absl::IsNotFound(seq.status())) {
-    return seq.status();
-  }
-  const std::string cpu_root = sysfs_root + "/devices/system/cpu";
-  absl::StatusOr<std::vector<int>> possible =
-      ReadCpuListFile(cpu_root + "/possible");
+namespace {
+
+// 0 when the kernel has no such file.
+absl::StatusOr<uint64_t> ReadHotplugSeq(const std::string& sysfs_root) {
+  absl::StatusOr<uint64_t> seq =
+      ReadNumberFile(sysfs_root + "/kernel/sched_ext/hotplug_seq");
+  if (absl::IsNotFound(seq.status())) return 0;
+  return seq;
+}
+
+// One entry per possible CPU, with its online flag.
+absl::StatusOr<std::vector<CpuTopology>> ReadPossibleCpus(const std::string& cpu_root) {
+  absl::StatusOr<std::vector<int>> possible = ReadCpuListFile(cpu_root + "/possible");
   if (!possible.ok()) return possible.status();
   if (possible->empty()) {
     return absl::FailedPreconditionError(
@@ -252,52 +252,51 @@ absl::StatusOr<Topology> ReadTopology(const std::string& sysfs_root) {
         absl::StrFormat("%d possible CPUs exceed scx_loehle's limit of %d",
                         nr_cpus, LOEHLE_MAX_CPUS));
   }
-
-  Topology topo;
-  topo.hotplug_seq = hotplug_seq;
-  topo.cpus.resize(nr_cpus);
-  topo.exit_latency_ns.resize(nr_cpus);
-  for (int cpu = 0; cpu < nr_cpus; ++cpu) topo.cpus[cpu].cpu = cpu;
-
-  absl::StatusOr<std::vector<int>> online =
-      ReadCpuListFile(cpu_root + "/online");
+  std::vector<CpuTopology> cpus(nr_cpus);
+  for (int cpu = 0; cpu < nr_cpus; ++cpu) cpus[cpu].cpu = cpu;
+  absl::StatusOr<std::vector<int>> online = ReadCpuListFile(cpu_root + "/online");
   if (absl::IsNotFound(online.status())) {
     online = *possible;
   } else if (!online.ok()) {
     return online.status();
   }
   for (int cpu : *online) {
-    if (cpu < nr_cpus) topo.cpus[cpu].online = true;
+    if (cpu < nr_cpus) cpus[cpu].online = true;
   }
+  return cpus;
+}
 
-  // Nodes first: CPUs without cache information fall back to one LLC per
-  // node.
-  absl::StatusOr<std::map<int, std::vector<int>>> nodes =
-      ReadNodes(sysfs_root + "/devices/system/node");
+// Dense node indices, in node-number order.
+absl::Status AssignNodes(const std::string& node_root, Topology* topo) {
+  absl::StatusOr<std::map<int, std::vector<int>>> nodes = ReadNodes(node_root);
   if (!nodes.ok()) return nodes.status();
+  const int nr_cpus = static_cast<int>(topo->cpus.size());
   int node_index = 0;
   for (const auto& [number, cpus] : *nodes) {
     for (int cpu : cpus) {
-      if (cpu < nr_cpus) topo.cpus[cpu].node = node_index;
+      if (cpu < nr_cpus) topo->cpus[cpu].node = node_index;
     }
     ++node_index;
   }
-  topo.nr_nodes = std::max(node_index, 1);
-  if (topo.nr_nodes > LOEHLE_MAX_NODES) {
+  topo->nr_nodes = std::max(node_index, 1);
+  if (topo->nr_nodes > LOEHLE_MAX_NODES) {
     return absl::FailedPreconditionError(
         absl::StrFormat("%d NUMA nodes exceed scx_loehle's limit of %d",
-                        topo.nr_nodes, LOEHLE_MAX_NODES));
+                        topo->nr_nodes, LOEHLE_MAX_NODES));
   }
+  return absl::OkStatus();
+}
 
+// Core, dense LLC index and exit latencies of every CPU; nodes first, as
+// CPUs without cache information fall back to one LLC per node.
+absl::Status ReadPerCpu(const std::string& cpu_root, Topology* topo) {
   // An LLC is identified by the CPUs sharing it, or, without cache
   // information, by its node ({-1 - node} cannot clash with a CPU list).
   std::map<std::vector<int>, int> llc_index;
   bool any_latency = false;
-  for (int cpu = 0; cpu < nr_cpus; ++cpu) {
-    CpuTopology& entry = topo.cpus[cpu];
-    const std::string cpu_dir = absl::StrCat(cpu_root, "/cpu", cpu);
-
-    absl::StatusOr<int> core = ReadCore(cpu_dir, cpu);
+  for (CpuTopology& entry : topo->cpus) {
+    const std::string cpu_dir = absl::StrCat(cpu_root, "/cpu", entry.cpu);
+    absl::StatusOr<int> core = ReadCore(cpu_dir, entry.cpu);
     if (!core.ok()) return core.status();
     entry.core = *core;
 
@@ -312,109 +311,165 @@ absl::StatusOr<Topology> ReadTopology(const std::string& sysfs_root) {
               .first->second;
     }
 
-    absl::StatusOr<std::vector<uint64_t>> latencies =
-        ReadExitLatencies(cpu_dir);
+    absl::StatusOr<std::vector<uint64_t>> latencies = ReadExitLatencies(cpu_dir);
     if (!latencies.ok()) return latencies.status();
     if (!latencies->empty()) any_latency = true;
-    topo.exit_latency_ns[cpu] = std::move(*latencies);
+    topo->exit_latency_ns[entry.cpu] = std::move(*latencies);
   }
-  topo.nr_llcs = std::max(static_cast<int>(llc_index.size()), 1);
-  if (topo.nr_llcs > LOEHLE_MAX_LLCS) {
+  topo->nr_llcs = std::max(static_cast<int>(llc_index.size()), 1);
+  if (topo->nr_llcs > LOEHLE_MAX_LLCS) {
     return absl::FailedPreconditionError(
-        absl::StrFormat("%d LLCs exceed scx_loehle's limit of %d", topo.nr_llcs,
+        absl::StrFormat("%d LLCs exceed scx_loehle's limit of %d", topo->nr_llcs,
                         LOEHLE_MAX_LLCS));
   }
-  topo.latency_source = any_latency ? "sysfs" : "none";
+  topo->latency_source = any_latency ? "sysfs" : "none";
+  return absl::OkStatus();
+}
 
+// Some core has two online threads.
+bool SmtActive(const Topology& topo) {
   std::map<int, int> online_threads_per_core;
   for (const CpuTopology& entry : topo.cpus) {
-    if (entry.online && ++online_threads_per_core[entry.core] > 1) {
-      topo.smt_active = true;
-    }
+    if (entry.online && ++online_threads_per_core[entry.core] > 1) return true;
   }
+  return false;
+}
+
+}  // namespace
+
+absl::StatusOr<Topology> ReadTopology(const std::string& sysfs_root) {
+  // Before anything else: a hotplug from here on shows as a newer number.
+  absl::StatusOr<uint64_t> hotplug_seq = ReadHotplugSeq(sysfs_root);
+  if (!hotplug_seq.ok()) return hotplug_seq.status();
+  const std::string cpu_root = sysfs_root + "/devices/system/cpu";
+  absl::StatusOr<std::vector<CpuTopology>> cpus = ReadPossibleCpus(cpu_root);
+  if (!cpus.ok()) return cpus.status();
+
+  Topology topo;
+  topo.hotplug_seq = *hotplug_seq;
+  topo.cpus = *std::move(cpus);
+  topo.exit_latency_ns.resize(topo.cpus.size());
+  if (absl::Status s = AssignNodes(sysfs_root + "/devices/system/node", &topo);
+      !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = ReadPerCpu(cpu_root, &topo); !s.ok()) return s;
+  topo.smt_active = SmtActive(topo);
   return topo;
 }
+
+namespace {
+
+// States no line of an idle-latency file has given yet.
+constexpr uint64_t kUnsetLatency = UINT64_MAX;
+
+// The CPUs of a line's first field: "*" or a cpulist below nr_cpus.
+absl::StatusOr<std::vector<int>> LatencyLineCpus(absl::string_view field,
+                                                 int nr_cpus) {
+  std::vector<int> cpus;
+  if (field == "*") {
+    for (int cpu = 0; cpu < nr_cpus; ++cpu) cpus.push_back(cpu);
+    return cpus;
+  }
+  absl::StatusOr<std::vector<int>> parsed =
+      ParseCpuList(std::string_view(field.data(), field.size()));
+  if (!parsed.ok()) return parsed.status();
+  if (!parsed->empty() && parsed->back() >= nr_cpus) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "cpu %d is beyond the %d possible CPUs", parsed->back(), nr_cpus));
+  }
+  return parsed;
+}
+
+struct StateLatency {
+  uint32_t state = 0;
+  uint64_t latency_ns = 0;
+};
+
+// "<state>=<latency_us>".
+absl::StatusOr<StateLatency> ParseStateLatency(absl::string_view field) {
+  const size_t equals = field.find('=');
+  if (equals == absl::string_view::npos) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("expected <state>=<latency_us>, got \"%s\"", field));
+  }
+  const absl::string_view state_text = field.substr(0, equals);
+  const absl::string_view latency_text = field.substr(equals + 1);
+  const auto all_digits = [](absl::string_view s) {
+    return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
+      return absl::ascii_isdigit(c);
+    });
+  };
+  StateLatency out;
+  if (!all_digits(state_text) || !absl::SimpleAtoi(state_text, &out.state)) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("bad state number \"%s\"", state_text));
+  }
+  if (out.state >= LOEHLE_MAX_IDLE_STATES) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "state %d is not below %d", out.state, LOEHLE_MAX_IDLE_STATES));
+  }
+  uint64_t latency_us = 0;
+  if (!all_digits(latency_text) || !absl::SimpleAtoi(latency_text, &latency_us) ||
+      latency_us > UINT64_MAX / 1000 - 1) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("bad latency \"%s\" (microseconds)", latency_text));
+  }
+  out.latency_ns = latency_us * 1000;
+  return out;
+}
+
+// Applies one line ("<cpus> <state>=<latency_us> ...", comment removed) to
+// `latencies`; blank lines do nothing.
+absl::Status ApplyLatencyLine(absl::string_view line,
+                              std::vector<std::vector<uint64_t>>* latencies) {
+  std::vector<absl::string_view> fields =
+      absl::StrSplit(line, absl::ByAnyChar(" \t\r"), absl::SkipEmpty());
+  if (fields.empty()) return absl::OkStatus();
+  absl::StatusOr<std::vector<int>> cpus =
+      LatencyLineCpus(fields[0], static_cast<int>(latencies->size()));
+  if (!cpus.ok()) return cpus.status();
+  if (fields.size() == 1) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "expected <state>=<latency_us> after \"%s\"", fields[0]));
+  }
+  for (size_t i = 1; i < fields.size(); ++i) {
+    absl::StatusOr<StateLatency> entry = ParseStateLatency(fields[i]);
+    if (!entry.ok()) return entry.status();
+    for (int cpu : *cpus) {
+      std::vector<uint64_t>& states = (*latencies)[cpu];
+      if (states.size() <= entry->state) {
+        states.resize(entry->state + 1, kUnsetLatency);
+      }
+      states[entry->state] = entry->latency_ns;
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
 
 absl::Status ApplyIdleLatencyFile(const std::string& path, Topology* topo) {
   absl::StatusOr<std::string> text = ReadFile(path);
   if (!text.ok()) return text.status();
   const int nr_cpus = static_cast<int>(topo->cpus.size());
   // Built aside and swapped in at the end, so that an error leaves *topo as
-  // it was. kUnset marks states no line has given yet.
-  constexpr uint64_t kUnset = UINT64_MAX;
+  // it was.
   std::vector<std::vector<uint64_t>> latencies(nr_cpus);
-
   int line_number = 0;
   for (absl::string_view line : absl::StrSplit(*text, '\n')) {
     ++line_number;
-    auto error = [&](const std::string& message) {
+    if (absl::Status applied =
+            ApplyLatencyLine(line.substr(0, line.find('#')), &latencies);
+        !applied.ok()) {
       return absl::InvalidArgumentError(
-          absl::StrFormat("%s:%d: %s", path, line_number, message));
-    };
-    line = line.substr(0, line.find('#'));
-    std::vector<absl::string_view> fields =
-        absl::StrSplit(line, absl::ByAnyChar(" \t\r"), absl::SkipEmpty());
-    if (fields.empty()) continue;
-
-    std::vector<int> cpus;
-    if (fields[0] == "*") {
-      for (int cpu = 0; cpu < nr_cpus; ++cpu) cpus.push_back(cpu);
-    } else {
-      absl::StatusOr<std::vector<int>> parsed =
-          ParseCpuList(std::string_view(fields[0].data(), fields[0].size()));
-      if (!parsed.ok()) return error(std::string(parsed.status().message()));
-      if (!parsed->empty() && parsed->back() >= nr_cpus) {
-        return error(absl::StrFormat("cpu %d is beyond the %d possible CPUs",
-                                     parsed->back(), nr_cpus));
-      }
-      cpus = std::move(*parsed);
-    }
-    if (fields.size() == 1) {
-      return error(absl::StrFormat("expected <state>=<latency_us> after \"%s\"",
-                                   fields[0]));
-    }
-
-    for (size_t i = 1; i < fields.size(); ++i) {
-      const absl::string_view field = fields[i];
-      const size_t equals = field.find('=');
-      uint32_t state = 0;
-      uint64_t latency_us = 0;
-      if (equals == absl::string_view::npos) {
-        return error(absl::StrFormat(
-            "expected <state>=<latency_us>, got \"%s\"", field));
-      }
-      const absl::string_view state_text = field.substr(0, equals);
-      const absl::string_view latency_text = field.substr(equals + 1);
-      const auto all_digits = [](absl::string_view s) {
-        return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
-          return absl::ascii_isdigit(c);
-        });
-      };
-      if (!all_digits(state_text) || !absl::SimpleAtoi(state_text, &state)) {
-        return error(absl::StrFormat("bad state number \"%s\"", state_text));
-      }
-      if (state >= LOEHLE_MAX_IDLE_STATES) {
-        return error(absl::StrFormat("state %d is not below %d", state,
-                                     LOEHLE_MAX_IDLE_STATES));
-      }
-      if (!all_digits(latency_text) ||
-          !absl::SimpleAtoi(latency_text, &latency_us) ||
-          latency_us > UINT64_MAX / 1000 - 1) {
-        return error(
-            absl::StrFormat("bad latency \"%s\" (microseconds)", latency_text));
-      }
-      for (int cpu : cpus) {
-        std::vector<uint64_t>& states = latencies[cpu];
-        if (states.size() <= state) states.resize(state + 1, kUnset);
-        states[state] = latency_us * 1000;
-      }
+          absl::StrFormat("%s:%d: %s", path, line_number, applied.message()));
     }
   }
-
   for (int cpu = 0; cpu < nr_cpus; ++cpu) {
     const std::vector<uint64_t>& states = latencies[cpu];
     for (size_t state = 0; state < states.size(); ++state) {
-      if (states[state] == kUnset) {
+      if (states[state] == kUnsetLatency) {
         return absl::InvalidArgumentError(
             absl::StrFormat("%s: cpu %d has state %d but not state %d", path,
                             cpu, states.size() - 1, state));

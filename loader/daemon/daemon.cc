@@ -80,6 +80,20 @@ class SignalFd {
   sigset_t old_mask_;
 };
 
+// The topology, with the exit latencies of --idle-latency-file when given.
+absl::StatusOr<Topology> LoadTopology(const DaemonOptions& options) {
+  absl::StatusOr<Topology> topology = ReadTopology(options.sysfs_root);
+  if (!topology.ok()) return topology.status();
+  if (!options.idle_latency_file.empty()) {
+    if (absl::Status read =
+            ApplyIdleLatencyFile(options.idle_latency_file, &*topology);
+        !read.ok()) {
+      return read;
+    }
+  }
+  return topology;
+}
+
 class Daemon : public ControlHandler {
  public:
   // `events` outlives the daemon: it carries on across a restart.
@@ -103,7 +117,27 @@ class Daemon : public ControlHandler {
   }
 
   Scheduler& scheduler() { return *scheduler_; }
+  const Topology& topology() const { return topology_; }
   void StopScheduler() { scheduler_.reset(); }
+
+  // After an exit the kernel wants restarted (CPU hotplug): a fresh
+  // topology, the same settings, the next generation.
+  absl::Status Restart() {
+    const Settings settings = scheduler_->settings();
+    const uint32_t next_generation = scheduler_->generation() + 1;
+    StopScheduler();
+    absl::StatusOr<Topology> fresh = LoadTopology(options_);
+    if (!fresh.ok()) return fresh.status();
+    topology_ = *std::move(fresh);
+    last_summary_.reset();
+    if (absl::Status started = StartScheduler(next_generation, settings);
+        !started.ok()) {
+      return started;
+    }
+    fprintf(stderr, "scx_loehle: restarted (%s)\n",
+            DescribeTopology(topology_).c_str());
+    return absl::OkStatus();
+  }
 
   SchedulerStatus Status() {
     return {scheduler_->generation(), scheduler_->settings(),
@@ -162,22 +196,21 @@ class Daemon : public ControlHandler {
     }
   }
 
-  // Prints the --stats line for what happened since the previous one.
+  // Prints the --stats line for what happened since the previous one, from
+  // the same snapshot every other reader gets.
   void PrintSummary(double seconds) {
-    absl::StatusOr<GenerationStats> now =
-        scheduler_->ReadGeneration(scheduler_->generation());
-    if (!now.ok()) return;
+    const StatsSnapshot snapshot = Snapshot(StatsScope::kCurrent);
+    const GenerationSnapshot* now = snapshot.Current();
+    if (now == nullptr) return;
     GenerationStats before;
-    if (last_summary_ && last_summary_->generation == now->generation) {
+    if (last_summary_ && last_summary_->generation == now->generation()) {
       before = *last_summary_;
     }
-    GenerationStats delta = Delta(*now, before);
-    delta.generation = now->generation;
-    printf("%s\n", SummaryLine(delta, seconds,
-                               SettingsLabel(scheduler_->settings()))
-                       .c_str());
+    GenerationStats delta = Delta(now->stats, before);
+    delta.generation = now->generation();
+    printf("%s\n", SummaryLine(delta, seconds, SettingsLabel(now->settings)).c_str());
     fflush(stdout);
-    last_summary_ = *std::move(now);
+    last_summary_ = now->stats;
   }
 
  private:
@@ -188,6 +221,75 @@ class Daemon : public ControlHandler {
   EventRing* events_;
   std::optional<GenerationStats> last_summary_;
 };
+
+// Null without an address.
+absl::StatusOr<std::unique_ptr<MetricsServer>> StartMetrics(
+    const std::optional<MetricsAddress>& address) {
+  if (!address) return nullptr;
+  absl::StatusOr<std::unique_ptr<MetricsServer>> server =
+      MetricsServer::Start(*address);
+  if (!server.ok()) return server.status();
+  fprintf(stderr, "scx_loehle: metrics on http://%s:%d/metrics\n",
+          address->host.find(':') != std::string::npos
+              ? absl::StrCat("[", address->host, "]").c_str()
+              : address->host.c_str(),
+          (*server)->port());
+  return server;
+}
+
+void PrintExit(const ExitRecord& exit) {
+  fprintf(stderr, "scx_loehle: the kernel disabled the scheduler: %s\n",
+          exit.Describe().c_str());
+  if (!exit.dump.empty()) {
+    fprintf(stderr, "scx_loehle: the kernel's debug dump:\n%s%s",
+            exit.dump.c_str(), absl::EndsWith(exit.dump, "\n") ? "" : "\n");
+  }
+}
+
+// The daemon's loop: until a signal (OK) or an exit the kernel does not
+// want restarted (the exit as an error).
+absl::Status ServeUntilStopped(const DaemonOptions& options, Daemon& daemon,
+                               JsonLineServer* sockets, MetricsServer* metrics,
+                               SignalFd& signals) {
+  const auto summary_every = std::chrono::duration_cast<Clock::duration>(
+      std::chrono::duration<double>(options.stats_interval_s));
+  auto next_summary = Clock::now() + summary_every;
+  for (;;) {
+    // A signal, a control client or a half-full event ring wakes the loop
+    // at once; the timer drains the ring at low rates and notices an exit.
+    const int wake[] = {daemon.scheduler().events_wait_fd(), signals.fd()};
+    if (sockets != nullptr) {
+      sockets->Poll(kDaemonLoopTimeoutMs, wake);
+    } else {
+      pollfd waits[] = {{wake[0], POLLIN, 0}, {wake[1], POLLIN, 0}};
+      poll(waits, 2, kDaemonLoopTimeoutMs);
+    }
+    if (int sig = signals.Take(); sig != 0) {
+      fprintf(stderr, "scx_loehle: %s, detaching\n", strsignal(sig));
+      daemon.DrainEvents();
+      daemon.StopScheduler();
+      return absl::OkStatus();
+    }
+    daemon.DrainEvents();
+    if (metrics != nullptr && metrics->SnapshotWanted()) {
+      metrics->Publish(daemon.Snapshot(StatsScope::kAll));
+    }
+    if (std::optional<ExitRecord> exit = daemon.scheduler().Exit()) {
+      PrintExit(*exit);
+      if (!exit->WantsRestart()) {
+        return absl::AbortedError(
+            absl::StrCat("scheduler exited: ", exit->Describe()));
+      }
+      if (absl::Status restarted = daemon.Restart(); !restarted.ok()) {
+        return restarted;
+      }
+    }
+    if (options.stats_interval_s > 0 && Clock::now() >= next_summary) {
+      daemon.PrintSummary(options.stats_interval_s);
+      next_summary += summary_every;
+    }
+  }
+}
 
 // Adds the scx_stats socket to *server, creating the server when there is
 // none yet.
@@ -239,16 +341,9 @@ absl::Status RunDaemon(const DaemonOptions& options) {
       !available.ok()) {
     return available;
   }
-  absl::StatusOr<Topology> topology = ReadTopology(options.sysfs_root);
+  absl::StatusOr<Topology> topology = LoadTopology(options);
   if (!topology.ok()) return topology.status();
-  if (!options.idle_latency_file.empty()) {
-    if (absl::Status read =
-            ApplyIdleLatencyFile(options.idle_latency_file, &*topology);
-        !read.ok()) {
-      return read;
-    }
-  }
-
+  // Checked before the attach, so that a typo costs no scheduler start.
   std::optional<MetricsAddress> metrics_address;
   if (!options.metrics_addr.empty()) {
     absl::StatusOr<MetricsAddress> parsed = ParseMetricsAddress(
@@ -256,105 +351,33 @@ absl::Status RunDaemon(const DaemonOptions& options) {
     if (!parsed.ok()) return parsed.status();
     metrics_address = *parsed;
   }
-
   absl::StatusOr<std::unique_ptr<SignalFd>> signals = SignalFd::Create();
   if (!signals.ok()) return signals.status();
 
-  const Clock::time_point daemon_started = Clock::now();
   EventRing events;
-  Daemon daemon(options, *topology, &events, daemon_started);
+  Daemon daemon(options, *std::move(topology), &events, Clock::now());
   if (absl::Status started = daemon.StartScheduler(1, options.settings);
       !started.ok()) {
     return started;
   }
   fprintf(stderr, "scx_loehle: attached (%s; %s)\n",
           SettingsLabel(options.settings).c_str(),
-          DescribeTopology(*topology).c_str());
+          DescribeTopology(daemon.topology()).c_str());
   fprintf(stderr, "scx_loehle: kfuncs: %s\n",
           absl::StrJoin(KfuncVariantNames(daemon.scheduler().compat_flags()),
                         ", ")
               .c_str());
 
+  // The sockets listen only now: a client that connects is answered.
   absl::StatusOr<std::unique_ptr<JsonLineServer>> sockets =
       ListenOnSockets(options, &daemon);
   if (!sockets.ok()) return sockets.status();
-  std::unique_ptr<JsonLineServer> control = *std::move(sockets);
-
   // Declared after `daemon`: destroyed (threads joined) before it.
-  std::unique_ptr<MetricsServer> metrics;
-  if (metrics_address) {
-    absl::StatusOr<std::unique_ptr<MetricsServer>> server =
-        MetricsServer::Start(*metrics_address);
-    if (!server.ok()) return server.status();
-    metrics = *std::move(server);
-    fprintf(stderr, "scx_loehle: metrics on http://%s:%d/metrics\n",
-            metrics_address->host.find(':') != std::string::npos
-                ? absl::StrCat("[", metrics_address->host, "]").c_str()
-                : metrics_address->host.c_str(),
-            metrics->port());
-  }
-
-  auto next_summary = Clock::now() +
-      std::chrono::duration_cast<Clock::duration>(
-          std::chrono::duration<double>(options.stats_interval_s));
-  for (;;) {
-    // A signal, a control client or a half-full event ring wakes the loop
-    // at once; the timer drains the ring at low rates and notices an exit.
-    const int wake[] = {daemon.scheduler().events_wait_fd(), (*signals)->fd()};
-    if (control) {
-      control->Poll(kDaemonLoopTimeoutMs, wake);
-    } else {
-      pollfd waits[] = {{wake[0], POLLIN, 0}, {wake[1], POLLIN, 0}};
-      poll(waits, 2, kDaemonLoopTimeoutMs);
-    }
-    if (int sig = (*signals)->Take(); sig != 0) {
-      fprintf(stderr, "scx_loehle: %s, detaching\n", strsignal(sig));
-      daemon.DrainEvents();
-      daemon.StopScheduler();
-      return absl::OkStatus();
-    }
-    daemon.DrainEvents();
-    if (metrics && metrics->SnapshotWanted()) {
-      metrics->Publish(daemon.Snapshot(StatsScope::kAll));
-    }
-    if (std::optional<ExitRecord> exit = daemon.scheduler().Exit()) {
-      fprintf(stderr, "scx_loehle: the kernel disabled the scheduler: %s\n",
-              exit->Describe().c_str());
-      if (!exit->dump.empty()) {
-        fprintf(stderr, "scx_loehle: the kernel's debug dump:\n%s%s",
-                exit->dump.c_str(),
-                absl::EndsWith(exit->dump, "\n") ? "" : "\n");
-      }
-      if (!exit->WantsRestart()) {
-        return absl::AbortedError(
-            absl::StrCat("scheduler exited: ", exit->Describe()));
-      }
-      Settings settings = daemon.scheduler().settings();
-      uint32_t next_generation = daemon.scheduler().generation() + 1;
-      daemon.StopScheduler();
-      absl::StatusOr<Topology> fresh = ReadTopology(options.sysfs_root);
-      if (!fresh.ok()) return fresh.status();
-      if (!options.idle_latency_file.empty()) {
-        if (absl::Status read =
-                ApplyIdleLatencyFile(options.idle_latency_file, &*fresh);
-            !read.ok()) {
-          return read;
-        }
-      }
-      daemon = Daemon(options, *fresh, &events, daemon_started);
-      if (absl::Status started = daemon.StartScheduler(next_generation, settings);
-          !started.ok()) {
-        return started;
-      }
-      fprintf(stderr, "scx_loehle: restarted (%s)\n",
-              DescribeTopology(*fresh).c_str());
-    }
-    if (options.stats_interval_s > 0 && Clock::now() >= next_summary) {
-      daemon.PrintSummary(options.stats_interval_s);
-      next_summary += std::chrono::duration_cast<Clock::duration>(
-          std::chrono::duration<double>(options.stats_interval_s));
-    }
-  }
+  absl::StatusOr<std::unique_ptr<MetricsServer>> metrics =
+      StartMetrics(metrics_address);
+  if (!metrics.ok()) return metrics.status();
+  return ServeUntilStopped(options, daemon, sockets->get(), metrics->get(),
+                           **signals);
 }
 
 }  // namespace loehle

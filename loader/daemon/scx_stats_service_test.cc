@@ -114,14 +114,21 @@ TEST_F(ScxStatsServiceTest, MetaDescribesEveryFieldOfTop) {
     ASSERT_TRUE(stats["fields"].contains(name)) << name;
     const json& field = stats["fields"][name];
     EXPECT_FALSE(field["desc"].get<std::string>().empty()) << name;
+    EXPECT_TRUE(field["user"]["kind"] == "counter" || field["user"]["kind"] == "gauge")
+        << name;
+    EXPECT_TRUE(field["user"].contains("scope")) << name;
     const std::string datum = field["datum"];
     EXPECT_EQ(datum, value.is_string() ? "string"
                      : value.is_number_float() ? "float"
                                                : "u64")
         << name;
   }
-  EXPECT_THAT(stats["fields"]["claim_failures"]["desc"].get<std::string>(),
-              HasSubstr(CounterInfoFor(LOEHLE_STAT_CLAIM_FAILURES).description));
+  const json& failures = stats["fields"]["claim_failures"];
+  EXPECT_EQ(failures["desc"], CounterInfoFor(LOEHLE_STAT_CLAIM_FAILURES).description);
+  EXPECT_EQ(failures["user"]["kind"], "counter");
+  EXPECT_EQ(failures["user"]["unit"], "claims");
+  EXPECT_EQ(failures["user"]["scope"], "current generation");
+  EXPECT_EQ(stats["fields"]["event_drops_total"]["user"]["scope"], "daemon");
 }
 
 TEST_F(ScxStatsServiceTest, BadRequestsGetEinvalAndTheConnectionCarriesOn) {

@@ -382,12 +382,12 @@ absl::StatusOr<nlohmann::json> JsonRequest(const std::string& path,
   return JsonLineRequest(path, DumpLine(request), timeout_ms);
 }
 
-absl::StatusOr<nlohmann::json> JsonLineRequest(const std::string& path,
-                                               std::string line,
-                                               int timeout_ms) {
-  if (line.empty() || line.back() != '\n') line.push_back('\n');
-  const auto deadline = std::chrono::steady_clock::now() +
-                        std::chrono::milliseconds(std::max(timeout_ms, 0));
+namespace {
+
+using Deadline = std::chrono::steady_clock::time_point;
+
+// A blocking-connect, then non-blocking, socket to `path`.
+absl::StatusOr<int> ConnectTo(const std::string& path, int timeout_ms) {
   absl::StatusOr<sockaddr_un> address = SocketAddress(path);
   if (!address.ok()) return address.status();
   UniqueFd fd(socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
@@ -411,46 +411,55 @@ absl::StatusOr<nlohmann::json> JsonLineRequest(const std::string& path,
     return absl::UnavailableError(
         absl::StrFormat("cannot configure socket: %s", ErrnoText(errno)));
   }
+  return fd.release();
+}
 
+// Sends all of `line`. A server that refuses us (permission, too many
+// clients) replies and closes at once, possibly before our request is out;
+// its reply then explains more than our EPIPE does, so a failed send is
+// returned in *send_error and the caller still reads. The status is for
+// what ends the request at once (a timeout, a failed poll).
+absl::Status SendLine(int fd, const std::string& path, const std::string& line,
+                      Deadline deadline, int timeout_ms, absl::Status* send_error) {
   size_t sent = 0;
-  // A server that refuses us (permission, too many clients) replies and
-  // closes at once, possibly before our request is out; its reply then
-  // explains more than our EPIPE does, so a failed send still reads.
-  absl::Status send_error = absl::OkStatus();
   while (sent < line.size()) {
-    const ssize_t n =
-        send(fd.get(), line.data() + sent, line.size() - sent, MSG_NOSIGNAL);
+    const ssize_t n = send(fd, line.data() + sent, line.size() - sent, MSG_NOSIGNAL);
     if (n >= 0) {
       sent += static_cast<size_t>(n);
       continue;
     }
     if (errno == EINTR) continue;
     if (errno != EAGAIN && errno != EWOULDBLOCK) {
-      send_error = absl::UnavailableError(
+      *send_error = absl::UnavailableError(
           absl::StrFormat("cannot send to %s: %s", path, ErrnoText(errno)));
-      break;
+      return absl::OkStatus();
     }
-    absl::StatusOr<bool> ready = WaitFor(fd.get(), POLLOUT, deadline);
+    absl::StatusOr<bool> ready = WaitFor(fd, POLLOUT, deadline);
     if (!ready.ok()) return ready.status();
     if (!*ready) {
       return absl::DeadlineExceededError(absl::StrFormat(
           "%s did not take the request within %d ms", path, timeout_ms));
     }
   }
+  return absl::OkStatus();
+}
 
+// The first line the server sends, without its newline.
+absl::StatusOr<std::string> ReadLine(int fd, const std::string& path,
+                                     Deadline deadline, int timeout_ms,
+                                     const absl::Status& send_error) {
   std::string reply;
   for (;;) {
     const size_t newline = reply.find('\n');
     if (newline != std::string::npos) {
       reply.resize(newline);
-      break;
+      return reply;
     }
     if (reply.size() > kMaxReplyBytes) {
-      return absl::DataLossError(
-          absl::StrFormat("reply from %s is too long", path));
+      return absl::DataLossError(absl::StrFormat("reply from %s is too long", path));
     }
     char buffer[kReadChunk];
-    const ssize_t n = recv(fd.get(), buffer, sizeof(buffer), 0);
+    const ssize_t n = recv(fd, buffer, sizeof(buffer), 0);
     if (n > 0) {
       reply.append(buffer, static_cast<size_t>(n));
       continue;
@@ -466,18 +475,39 @@ absl::StatusOr<nlohmann::json> JsonLineRequest(const std::string& path,
       return absl::UnavailableError(
           absl::StrFormat("cannot read from %s: %s", path, ErrnoText(errno)));
     }
-    absl::StatusOr<bool> ready = WaitFor(fd.get(), POLLIN, deadline);
+    absl::StatusOr<bool> ready = WaitFor(fd, POLLIN, deadline);
     if (!ready.ok()) return ready.status();
     if (!*ready) {
       return absl::DeadlineExceededError(
           absl::StrFormat("no reply from %s within %d ms", path, timeout_ms));
     }
   }
+}
+
+}  // namespace
+
+absl::StatusOr<nlohmann::json> JsonLineRequest(const std::string& path,
+                                               std::string line,
+                                               int timeout_ms) {
+  if (line.empty() || line.back() != '\n') line.push_back('\n');
+  const Deadline deadline = std::chrono::steady_clock::now() +
+                            std::chrono::milliseconds(std::max(timeout_ms, 0));
+  absl::StatusOr<int> connected = ConnectTo(path, timeout_ms);
+  if (!connected.ok()) return connected.status();
+  UniqueFd fd(*connected);
+  absl::Status send_error;
+  if (absl::Status sent = SendLine(fd.get(), path, line, deadline, timeout_ms,
+                                   &send_error);
+      !sent.ok()) {
+    return sent;
+  }
+  absl::StatusOr<std::string> reply =
+      ReadLine(fd.get(), path, deadline, timeout_ms, send_error);
+  if (!reply.ok()) return reply.status();
   nlohmann::json parsed =
-      nlohmann::json::parse(reply, nullptr, /*allow_exceptions=*/false);
+      nlohmann::json::parse(*reply, nullptr, /*allow_exceptions=*/false);
   if (parsed.is_discarded() || !parsed.is_object()) {
-    return absl::DataLossError(
-        absl::StrFormat("malformed reply from %s", path));
+    return absl::DataLossError(absl::StrFormat("malformed reply from %s", path));
   }
   return parsed;
 }

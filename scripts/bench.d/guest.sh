@@ -58,16 +58,10 @@ LATFILE=$TMPD/idle-latency
 # Equal exit latencies everywhere: the seed-000 ties are what is measured.
 echo '* 0=0 1=10 2=100' >"$LATFILE"
 
-wait_state() { # STATE TENTHS
-	_n=$2
-	while [ "$(cat "$STATE" 2>/dev/null)" != "$1" ]; do
-		[ "$_n" -le 0 ] && return 1
-		_n=$((_n - 1))
-		sleep 0.1
-	done
-}
+# shellcheck source=tests/vm/lib/guest.sh
+. "$ROOT/tests/vm/lib/guest.sh"
 
-sched_alive() { [ -n "$SCHED_PID" ] && kill -0 "$SCHED_PID" 2>/dev/null; }
+sched_alive() { pid_alive "$SCHED_PID"; }
 
 ATTACH_FAILS=0
 sched_start() {
@@ -78,29 +72,15 @@ sched_start() {
 	ATTACH_FAILS=$((ATTACH_FAILS + 1))
 	[ -e "$STATE" ] || { err "no $STATE: this kernel has no sched_ext"; return 1; }
 	[ -x "$SCHED" ] || { err "$SCHED is missing or not executable"; return 1; }
-	wait_state disabled 100 || { err "sched_ext state is '$(cat "$STATE")' before starting scx_loehle"; return 1; }
+	wait_state disabled 10 || { err "sched_ext state is '$(cat "$STATE")' before starting scx_loehle"; return 1; }
 	SCHED_STARTS=$((SCHED_STARTS + 1))
-	_log=$OUT/sched/sched-$SCHED_STARTS.log
 	# No --stats (periodic summaries are off by default); no events.
-	"$SCHED" --sample-every 0 --idle-latency-file "$LATFILE" >"$_log" 2>&1 &
-	SCHED_PID=$!
-	_n=600
-	while [ "$(cat "$STATE")" != enabled ] || ! "$SCHED" ctl get >/dev/null 2>&1; do
-		if ! sched_alive; then
-			wait "$SCHED_PID"
-			err "scx_loehle did not attach: exit status $? ($(tail -n 3 "$_log" | tr '\n' ' '))"
-			SCHED_PID=
-			return 1
-		fi
-		if [ "$_n" -le 0 ]; then
-			err "scx_loehle did not attach within 60 s (state $(cat "$STATE"); $(tail -n 3 "$_log" | tr '\n' ' '))"
-			kill -9 "$SCHED_PID" 2>/dev/null
-			SCHED_PID=
-			return 1
-		fi
-		_n=$((_n - 1))
-		sleep 0.1
-	done
+	if ! launch_ready 60 "$OUT/sched/sched-$SCHED_STARTS.log" "$SCHED ctl get" -- \
+		"$SCHED" --sample-every 0 --idle-latency-file "$LATFILE"; then
+		err "scx_loehle did not attach: $LAUNCH_ERROR"
+		return 1
+	fi
+	SCHED_PID=$LAUNCHED_PID
 	ATTACH_FAILS=0
 	log "scx_loehle attached (start $SCHED_STARTS)"
 }
@@ -109,20 +89,19 @@ sched_stop() {
 	# The floor running instead: nothing of ours to stop.
 	! sched_alive && floor_alive && return 0
 	if sched_alive; then
-		kill -INT "$SCHED_PID"
-		wait "$SCHED_PID"
+		stop_launched "$SCHED_PID"
 		_rc=$?
 		[ "$_rc" -eq 0 ] || err "scx_loehle exited with status $_rc after SIGINT ($(tail -n 3 "$OUT/sched/sched-$SCHED_STARTS.log" | tr '\n' ' '))"
 	fi
 	SCHED_PID=
-	wait_state disabled 100 || { err "sched_ext state stays '$(cat "$STATE")' after stopping scx_loehle"; return 1; }
+	wait_state disabled 10 || { err "sched_ext state stays '$(cat "$STATE")' after stopping scx_loehle"; return 1; }
 }
 
 # ---- the floor: tests/bench/floor.bpf.c, the least a sched_ext scheduler does ----
 FLOOR=${BENCH_FLOOR:-$(dirname "$SCHED")/loehle-floor}
 FLOOR_PID=
 FLOOR_STATS=$TMPD/floor-stats.json
-floor_alive() { [ -n "$FLOOR_PID" ] && kill -0 "$FLOOR_PID" 2>/dev/null; }
+floor_alive() { pid_alive "$FLOOR_PID"; }
 
 FLOOR_SPEC=
 floor_start() { # SPEC: floor, or floor-nostats (no BPF run-time statistics)
@@ -134,33 +113,25 @@ floor_start() { # SPEC: floor, or floor-nostats (no BPF run-time statistics)
 	_args=
 	[ "$1" = floor-nostats ] && _args=--run-time-stats=off
 	[ -x "$FLOOR" ] || { err "$FLOOR is missing or not executable"; return 1; }
-	wait_state disabled 100 || { err "sched_ext state is '$(cat "$STATE")' before starting the floor"; return 1; }
+	wait_state disabled 10 || { err "sched_ext state is '$(cat "$STATE")' before starting the floor"; return 1; }
 	SCHED_STARTS=$((SCHED_STARTS + 1))
 	# shellcheck disable=SC2086
-	"$FLOOR" --stats-file "$FLOOR_STATS" $_args >"$OUT/sched/floor-$SCHED_STARTS.log" 2>&1 &
-	FLOOR_PID=$! FLOOR_SPEC=$1
-	_n=600
-	while [ "$(cat "$STATE")" != enabled ]; do
-		if ! floor_alive || [ "$_n" -le 0 ]; then
-			err "the floor did not attach ($(tail -n 2 "$OUT/sched/floor-$SCHED_STARTS.log" | tr '\n' ' '))"
-			kill -9 "$FLOOR_PID" 2>/dev/null
-			FLOOR_PID=
-			return 1
-		fi
-		_n=$((_n - 1))
-		sleep 0.1
-	done
+	if ! launch_ready 60 "$OUT/sched/floor-$SCHED_STARTS.log" true -- \
+		"$FLOOR" --stats-file "$FLOOR_STATS" $_args; then
+		err "the floor did not attach: $LAUNCH_ERROR"
+		return 1
+	fi
+	FLOOR_PID=$LAUNCHED_PID FLOOR_SPEC=$1
 	log "floor attached (start $SCHED_STARTS)"
 }
 
 floor_stop() {
 	[ -n "$FLOOR_PID" ] || return 0
 	if floor_alive; then
-		kill -INT "$FLOOR_PID"
-		wait "$FLOOR_PID" || err "the floor exited with status $? ($(tail -n 2 "$OUT/sched/floor-$SCHED_STARTS.log" | tr '\n' ' '))"
+		stop_launched "$FLOOR_PID" || err "the floor exited with status $? ($(tail -n 2 "$OUT/sched/floor-$SCHED_STARTS.log" | tr '\n' ' '))"
 	fi
 	FLOOR_PID=
-	wait_state disabled 100 || { err "sched_ext state stays '$(cat "$STATE")' after stopping the floor"; return 1; }
+	wait_state disabled 10 || { err "sched_ext state stays '$(cat "$STATE")' after stopping the floor"; return 1; }
 }
 
 # The floor's BPF run-time statistics, in the shape of `ctl stats --json`.

@@ -40,60 +40,33 @@ fail() {
 	exit 1
 }
 
-# Poll the sched_ext state for up to SECONDS (tenths allowed, e.g. 0.5).
-wait_state() {
-	_want=$1
-	_n=$(awk -v s="${2:-10}" 'BEGIN { printf "%d", s * 10 + 0.5 }')
-	while :; do
-		[ "$(cat "$STATE" 2>/dev/null)" = "$_want" ] && return 0
-		[ "$_n" -le 0 ] && return 1
-		_n=$((_n - 1))
-		sleep 0.1
-	done
-}
+# shellcheck source=tests/vm/lib/guest.sh
+. "$VM_DIR/lib/guest.sh"
 
-sched_alive() {
-	[ -n "${SCHED_PID:-}" ] && kill -0 "$SCHED_PID" 2>/dev/null
-}
+sched_alive() { pid_alive "${SCHED_PID:-}"; }
 
 start_sched() {
 	[ -e "$STATE" ] || fail "no $STATE: the kernel has no sched_ext"
 	[ -x "$SCHED" ] || fail "$SCHED is missing or not executable (cwd $(pwd))"
 	wait_state disabled 10 || fail "state is '$(cat "$STATE")' before start, not disabled"
-	"$SCHED" "$@" >/tmp/sched.log 2>&1 &
-	SCHED_PID=$!
-	echo "$SCHED_PID" >"$SCHED_PID_FILE"
-	_n=${LOEHLE_ATTACH_TIMEOUT:-30}0
-	while [ "$(cat "$STATE")" != enabled ]; do
-		if ! sched_alive; then
-			wait "$SCHED_PID"
-			fail "scheduler did not attach: it exited with status $? (log: $(tail -n 5 /tmp/sched.log | tr '\n' '|'))"
-		fi
-		[ "$_n" -le 0 ] && fail "scheduler did not attach within ${LOEHLE_ATTACH_TIMEOUT:-30} s; state $(cat "$STATE") (log: $(tail -n 5 /tmp/sched.log | tr '\n' '|'))"
-		_n=$((_n - 1))
-		sleep 0.1
-	done
-	# Ready means answering: the socket is listened on only after the attach.
+	# Ready means answering: the daemon listens only once it is attached.
 	_sock=
 	for _a in "$@"; do
 		case $_a in --socket=*) _sock=$_a ;; esac
 	done
-	until "$SCHED" ctl get $_sock >/dev/null 2>&1; do
-		sched_alive || fail "scheduler exited before its control socket answered (log: $(tail -n 5 /tmp/sched.log | tr '\n' '|'))"
-		[ "$_n" -le 0 ] && fail "the control socket did not answer within ${LOEHLE_ATTACH_TIMEOUT:-30} s (log: $(tail -n 5 /tmp/sched.log | tr '\n' '|'))"
-		_n=$((_n - 1))
-		sleep 0.1
-	done
+	launch_ready "${LOEHLE_ATTACH_TIMEOUT:-30}" /tmp/sched.log "$SCHED ctl get $_sock" -- "$SCHED" "$@" ||
+		fail "scheduler did not attach: $LAUNCH_ERROR"
+	SCHED_PID=$LAUNCHED_PID
+	echo "$SCHED_PID" >"$SCHED_PID_FILE"
 }
 
 stop_sched() {
-	sched_alive || fail "scheduler is not running (log: $(tail -n 5 /tmp/sched.log | tr '\n' '|'))"
-	kill -INT "$SCHED_PID"
-	wait "$SCHED_PID"
+	sched_alive || fail "scheduler is not running (log: $(log_tail /tmp/sched.log 5))"
+	stop_launched "$SCHED_PID"
 	_rc=$?
 	rm -f "$SCHED_PID_FILE"
 	SCHED_PID=
-	[ "$_rc" -eq 0 ] || fail "scheduler exited with status $_rc after SIGINT (log: $(tail -n 5 /tmp/sched.log | tr '\n' '|'))"
+	[ "$_rc" -eq 0 ] || fail "scheduler exited with status $_rc after SIGINT (log: $(log_tail /tmp/sched.log 5))"
 }
 
 cpulist_count() {
