@@ -352,15 +352,17 @@ bool EndsTheParse(Command::Kind kind) {
          kind == Command::Kind::kVersion;
 }
 
-// What must hold once every flag is read.
-absl::Status CheckCommand(const CommandWord& command, const Command& cmd) {
+// What must hold once every flag is read; `given` are the flags the
+// command line had.
+absl::Status CheckCommand(const CommandWord& command, const Command& cmd,
+                          const std::vector<std::string_view>& given) {
   if (command.bit == kRunCommand && cmd.kind == Command::Kind::kStatsStream) {
-    const DaemonOptions defaults;
-    if (!(cmd.daemon.settings == defaults.settings) || cmd.daemon.stats_interval_s > 0 ||
-        !cmd.daemon.metrics_addr.empty() || !cmd.daemon.idle_latency_file.empty()) {
-      return absl::InvalidArgumentError(
-          "--monitor only watches a running scx_loehle; it takes no scheduler "
-          "flags besides --socket");
+    for (std::string_view flag : given) {
+      if (flag != "monitor" && flag != "socket") {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "--monitor only watches a running scx_loehle; it takes no "
+            "scheduler flags besides --socket (got --", Abs(flag), ")"));
+      }
     }
     return absl::OkStatus();
   }
@@ -445,6 +447,7 @@ absl::StatusOr<Command> ParseCommandLine(const std::vector<std::string>& args) {
   if (!command.ok()) return command.status();
   const std::string name = CommandName(*command);
   bool saw_request = false;
+  std::vector<std::string_view> given;
   for (; i < args.size(); ++i) {
     std::optional<Flag> split = SplitFlag(args[i]);
     if (!split && command->bit == kCtlSendCommand && !saw_request) {
@@ -478,13 +481,16 @@ absl::StatusOr<Command> ParseCommandLine(const std::vector<std::string>& args) {
         !applied.ok()) {
       return applied;
     }
+    given.push_back(flag->name);
     if (EndsTheParse(cmd.kind)) return cmd;
   }
   if (command->bit == kCtlSendCommand && !saw_request) {
     return absl::InvalidArgumentError(
         "ctl send needs a request line, e.g. '{\"cmd\":\"get\"}'");
   }
-  if (absl::Status valid = CheckCommand(*command, cmd); !valid.ok()) return valid;
+  if (absl::Status valid = CheckCommand(*command, cmd, given); !valid.ok()) {
+    return valid;
+  }
   return cmd;
 }
 

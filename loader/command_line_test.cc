@@ -1,5 +1,6 @@
 #include "loader/command_line.h"
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -10,6 +11,7 @@
 #include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "loader/core/settings.h"
 #include "loehle/intf.h"
 
 namespace loehle {
@@ -215,9 +217,12 @@ TEST(CliTest, MonitorIsATextStatsClient) {
   cmd = Parse({"--monitor", "0"});
   ASSERT_FALSE(cmd.ok());
   EXPECT_THAT(cmd.status().message(), HasSubstr("--monitor takes a number of seconds"));
-  cmd = Parse({"--monitor=1", "--policy=first"});
-  ASSERT_FALSE(cmd.ok());
-  EXPECT_THAT(cmd.status().message(), HasSubstr("takes no scheduler flags"));
+  for (const char* other : {"--policy=first", "--policy=reservoir", "-v",
+                            "--scx-stats-socket=/x", "--stats=1"}) {
+    cmd = Parse({"--monitor=1", other});
+    ASSERT_FALSE(cmd.ok()) << other;
+    EXPECT_THAT(cmd.status().message(), HasSubstr("takes no scheduler flags")) << other;
+  }
   EXPECT_FALSE(Parse({"ctl", "get", "--monitor=1"}).ok());
 }
 
@@ -305,6 +310,56 @@ TEST(FlagTableTest, AFlagOfAnotherCommandNamesTheCommand) {
   absl::StatusOr<Command> cmd = Parse({"ctl", "get", "--json"});
   ASSERT_FALSE(cmd.ok());
   EXPECT_THAT(cmd.status().message(), HasSubstr("unknown flag --json for ctl get"));
+}
+
+// The help's defaults and ranges are text; they must say what Settings{}
+// and the range constants say.
+TEST(FlagTableTest, DefaultsAndRangesInTheHelpAreTheSettings) {
+  const nlohmann::json defaults = SettingsToJson(Settings{});
+  for (const FlagSpec& flag : Flags()) {
+    if (flag.commands != (kRunCommand | kCtlSetCommand)) continue;  // a setting
+    std::string key(flag.name);
+    std::replace(key.begin(), key.end(), '-', '_');
+    ASSERT_TRUE(defaults.contains(key)) << key;
+    const nlohmann::json& value = defaults[key];
+    EXPECT_EQ(std::string(flag.fallback),
+              value.is_string() ? value.get<std::string>() : value.dump())
+        << flag.name;
+  }
+  const auto spec = [](std::string_view name) {
+    for (const FlagSpec& flag : Flags()) {
+      if (flag.name == name) return flag;
+    }
+    ADD_FAILURE() << "no flag " << name;
+    return FlagSpec{};
+  };
+  EXPECT_THAT(std::string(spec("slice-us").help),
+              HasSubstr(absl::StrCat("(", kMinSliceUs, "..", kMaxSliceUs, ")")));
+  EXPECT_THAT(std::string(spec("claim-retries").help),
+              HasSubstr(absl::StrCat("(0..", kMaxClaimRetries, ")")));
+  EXPECT_EQ(spec("socket").fallback, kDefaultSocketPath);
+  EXPECT_EQ(spec("scx-stats-socket").fallback, kScxStatsSocketPath);
+}
+
+// Each setting's man-page entry states its default.
+TEST(FlagTableTest, TheManPageStatesEachSettingsDefault) {
+  std::ifstream in(std::string(LOEHLE_SOURCE_DIR) + "/Documentation/scx_loehle.8");
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string man = text.str();
+  for (const FlagSpec& flag : Flags()) {
+    if (flag.commands != (kRunCommand | kCtlSetCommand)) continue;  // a setting
+    const size_t entry = man.find("\n.BR " + ManSpelling(flag.name) + " ");
+    ASSERT_NE(entry, std::string::npos) << flag.name;
+    const std::string body = man.substr(entry, man.find("\n.TP", entry + 1) - entry);
+    std::string fallback;
+    for (char c : flag.fallback) {
+      if (c == '-') fallback += "\\";
+      fallback += c;
+    }
+    EXPECT_THAT(body, HasSubstr("Default")) << flag.name;
+    EXPECT_THAT(body, HasSubstr(fallback)) << flag.name;
+  }
 }
 
 }  // namespace

@@ -50,10 +50,19 @@ absl::Status PrintStatusReply(const std::string& socket,
   return absl::OkStatus();
 }
 
-absl::StatusOr<StatsSnapshot> RequestStats(const std::string& socket) {
+// The reply as sent (for --json: a newer daemon's fields pass through) and
+// its parse, which checks it.
+struct StatsReply {
+  nlohmann::json json;
+  StatsSnapshot snapshot;
+};
+
+absl::StatusOr<StatsReply> RequestStats(const std::string& socket) {
   absl::StatusOr<nlohmann::json> result = Request(socket, {{"cmd", "stats"}});
   if (!result.ok()) return result.status();
-  return ParseStatsSnapshot(*result);
+  absl::StatusOr<StatsSnapshot> snapshot = ParseStatsSnapshot(*result);
+  if (!snapshot.ok()) return snapshot.status();
+  return StatsReply{*std::move(result), *std::move(snapshot)};
 }
 
 // `ctl send` speaks to either socket: a control reply has "ok", an
@@ -64,8 +73,13 @@ absl::Status SentReplyStatus(const nlohmann::json& reply) {
   if (error->is_number_integer() && error->get<int64_t>() == 0) {
     return absl::OkStatus();
   }
-  return absl::FailedPreconditionError(
-      absl::StrCat("scheduler refused: errno ", error->dump()));
+  const nlohmann::json* resp = nullptr;
+  if (const auto args = reply.find("args"); args != reply.end() && args->is_object()) {
+    if (const auto r = args->find("resp"); r != args->end()) resp = &*r;
+  }
+  return absl::FailedPreconditionError(absl::StrCat(
+      "scheduler refused: errno ", error->dump(),
+      resp != nullptr && resp->is_string() ? ": " + resp->get<std::string>() : ""));
 }
 
 std::string FormatGeneration(const GenerationSnapshot& gen) {
@@ -134,12 +148,12 @@ absl::Status RunCtl(const Command& command) {
       return SentReplyStatus(*reply);
     }
     case Command::Kind::kCtlStats: {
-      absl::StatusOr<StatsSnapshot> stats = RequestStats(command.socket_path);
+      absl::StatusOr<StatsReply> stats = RequestStats(command.socket_path);
       if (!stats.ok()) return stats.status();
       if (command.json) {
-        printf("%s\n", ToJson(*stats).dump().c_str());
+        printf("%s\n", stats->json.dump().c_str());
       } else {
-        printf("%s", FormatStatsReport(*stats).c_str());
+        printf("%s", FormatStatsReport(stats->snapshot).c_str());
       }
       return absl::OkStatus();
     }
@@ -148,12 +162,12 @@ absl::Status RunCtl(const Command& command) {
         if (n > 0) {
           std::this_thread::sleep_for(std::chrono::duration<double>(command.interval_s));
         }
-        absl::StatusOr<StatsSnapshot> stats = RequestStats(command.socket_path);
+        absl::StatusOr<StatsReply> stats = RequestStats(command.socket_path);
         if (!stats.ok()) return stats.status();
         if (command.json) {
-          printf("%s\n", ToJson(*stats).dump().c_str());
+          printf("%s\n", stats->json.dump().c_str());
         } else {
-          printf("%s%s", n > 0 ? "\n" : "", FormatStatsReport(*stats).c_str());
+          printf("%s%s", n > 0 ? "\n" : "", FormatStatsReport(stats->snapshot).c_str());
         }
         fflush(stdout);
       }

@@ -409,13 +409,11 @@ std::string DashboardModel::TieLine(size_t width) const {
   std::vector<std::string> words;
   uint64_t groups = 0;
   for (uint32_t b = 0; b < LOEHLE_TIE_BUCKETS; ++b) {
-    const std::string name = StatName(TieHistStat(b));
     const uint64_t n = counters.Get(TieHistStat(b));
     groups += n;
     if (n > 0) {
-      std::string size = name.substr(9);
-      std::replace(size.begin(), size.end(), '_', '-');
-      words.push_back(absl::StrCat(size, ":", FormatCount(static_cast<double>(n))));
+      words.push_back(absl::StrCat(TieBucketLabel(b, '-'), ":",
+                                   FormatCount(static_cast<double>(n))));
     }
   }
   words.push_back(absl::StrFormat(

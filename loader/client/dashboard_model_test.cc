@@ -75,7 +75,9 @@ nlohmann::json StatsJson(double uptime, uint32_t generation, uint64_t forks,
                        {"claim_attempts", forks}, {"claim_failures", failures},
                        {"tie_hist_1", forks / 2}, {"tie_hist_2_3", forks / 2},
                        {"candidates", forks}}},
-         {"settings", {{"policy", "reservoir"}}},
+         {"settings", {{"policy", "reservoir"}, {"sched_idle", "wakee-aware"},
+                       {"smt", "idle-core"}, {"slice_us", 5000},
+                       {"claim_retries", 1}, {"sample_every", 64}}},
          {"fork_picks", fork_picks}}}}};
 }
 

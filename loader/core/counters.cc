@@ -81,13 +81,17 @@ std::string StatName(uint32_t index) {
     return absl::StrCat("pick_", std::string(ReasonName(index - LOEHLE_STAT_PICK)));
   }
   if (index < LOEHLE_STAT_CANDIDATES) {
-    return absl::StrCat("tie_hist_",
-                        TieBucketRange(index - LOEHLE_STAT_TIE_HIST, "_", "_up"));
+    return absl::StrCat("tie_hist_", TieBucketLabel(index - LOEHLE_STAT_TIE_HIST, '_'));
   }
   if (index < LOEHLE_NR_STATS) {
     return std::string(kScalarCounters[index - LOEHLE_STAT_CANDIDATES].name);
   }
   return absl::StrCat("stat_", index);
+}
+
+std::string TieBucketLabel(uint32_t bucket, char separator) {
+  const std::string sep(1, separator);
+  return TieBucketRange(bucket, sep, sep + "up");
 }
 
 CounterInfo CounterInfoFor(uint32_t index) {

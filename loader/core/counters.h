@@ -37,6 +37,11 @@ struct CounterInfo {
 // Indices >= LOEHLE_NR_STATS give "stat_<index>".
 std::string StatName(uint32_t index);
 
+// The size range of tie-histogram bucket `bucket`: "1", "2<sep>3", ...,
+// "512<sep>up" (the last bucket is open-ended): the suffix of its
+// counter's name with '_', a label of /metrics, a word of `top`.
+std::string TieBucketLabel(uint32_t bucket, char separator);
+
 // Metadata of enum loehle_stat index `index` (< LOEHLE_NR_STATS).
 CounterInfo CounterInfoFor(uint32_t index);
 

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <string_view>
 #include <string>
 #include <utility>
 #include <vector>
@@ -141,15 +142,33 @@ class Fields {
   absl::Status status_;
 };
 
-void ReadSettings(Fields& fields, Settings* out) {
-  const json& object = fields.Object("settings");
+// A setting's name the reply gives, turned back into its enum value.
+void ReadName(Fields& fields, const char* key,
+              absl::StatusOr<uint32_t> (*parse)(std::string_view), uint32_t* out) {
+  std::string name;
+  fields.Read(key, &name);
   if (!fields.ok()) return;
-  absl::StatusOr<Settings> settings = ApplySettingsJson(Settings{}, object);
-  if (!settings.ok()) {
-    fields.Fail(fields.Path("settings"), std::string(settings.status().message()));
+  absl::StatusOr<uint32_t> value = parse(name);
+  if (!value.ok()) {
+    fields.Fail(fields.Path(key), std::string(value.status().message()));
     return;
   }
-  *out = *settings;
+  *out = *value;
+}
+
+// Every key SettingsToJson writes must be there; others (a newer daemon's
+// settings) are skipped, and ranges are the daemon's to enforce, not the
+// reader's.
+void ReadSettings(Fields& parent, Settings* out) {
+  Fields fields(parent.Object("settings"), parent.Path("settings"));
+  if (!parent.ok()) return;
+  ReadName(fields, "policy", ParsePolicy, &out->policy);
+  ReadName(fields, "sched_idle", ParseSchedIdleMode, &out->sched_idle);
+  ReadName(fields, "smt", ParseSmtMode, &out->smt);
+  fields.Read("slice_us", &out->slice_us);
+  fields.Read("claim_retries", &out->claim_retries);
+  fields.Read("sample_every", &out->sample_every);
+  parent.Take(fields.status());
 }
 
 json TopologyToJson(const TopologyInfo& topology) {

@@ -1,5 +1,6 @@
 #include "loader/core/stats_snapshot.h"
 
+#include <set>
 #include <string>
 
 #include "absl/status/status.h"
@@ -96,6 +97,8 @@ TEST(StatsSnapshotTest, AMissingOrMistypedFieldIsNamed) {
 TEST(StatsSnapshotTest, UnknownKeysAndCountersAreIgnoredMissingCountersAreZero) {
   nlohmann::json json = ToJson(Sample());
   json["from_the_future"] = 1;
+  json["settings"]["a_newer_setting"] = "on";
+  json["generations"][1]["settings"]["slice_us"] = 5000000;  // a wider range
   json["generations"][0]["counters"]["a_newer_counter"] = 5;
   json["generations"][0]["counters"].erase("claim_attempts");
   absl::StatusOr<StatsSnapshot> parsed = ParseStatsSnapshot(json);
@@ -113,12 +116,60 @@ TEST(SchedulerStatusTest, RoundTripsAndRefusesWhatIsNotAStatus) {
   nlohmann::json json = ToJson(status);
   json["settings"]["policy"] = "fastest";
   EXPECT_THAT(ParseSchedulerStatus(json).status().message(),
-              HasSubstr("settings"));
+              HasSubstr("settings.policy unknown policy \"fastest\""));
+  json = ToJson(status);
+  json["settings"].erase("slice_us");
+  EXPECT_THAT(ParseSchedulerStatus(json).status().message(),
+              HasSubstr("settings.slice_us is missing"));
   json = ToJson(status);
   json.erase("generation");
   EXPECT_THAT(ParseSchedulerStatus(json).status().message(),
               HasSubstr("generation is missing"));
   EXPECT_FALSE(ParseSchedulerStatus(nlohmann::json("get")).ok());
+}
+
+// The reply's layout as Documentation/stats.md lists it (and as it was
+// before the typed snapshot): renaming a key in both writer and reader
+// would still round-trip, so the keys are spelled out here.
+std::set<std::string> Keys(const nlohmann::json& object) {
+  std::set<std::string> keys;
+  for (const auto& [key, value] : object.items()) keys.insert(key);
+  return keys;
+}
+
+TEST(StatsSnapshotTest, TheReplyHasTheDocumentedKeys) {
+  const nlohmann::json json = ToJson(Sample());
+  EXPECT_EQ(Keys(json), (std::set<std::string>{
+                            "kernel", "state", "ops", "uptime_s", "generation",
+                            "settings", "topology", "events", "programs",
+                            "idle_state_tracking", "generations"}));
+  EXPECT_EQ(Keys(json["settings"]),
+            (std::set<std::string>{"policy", "sched_idle", "smt", "slice_us",
+                                   "claim_retries", "sample_every"}));
+  EXPECT_EQ(Keys(json["topology"]),
+            (std::set<std::string>{"cpus", "nr_llcs", "nr_nodes", "smt_active",
+                                   "latency_source"}));
+  EXPECT_EQ(Keys(json["topology"]["cpus"][0]),
+            (std::set<std::string>{"cpu", "core", "llc", "node", "online"}));
+  EXPECT_EQ(Keys(json["events"]), (std::set<std::string>{
+                                      "received", "newest_seq", "drops_total",
+                                      "capacity"}));
+  EXPECT_EQ(Keys(json["programs"][0]),
+            (std::set<std::string>{"name", "run_count", "run_time_ns"}));
+  EXPECT_EQ(Keys(json["generations"][0]),
+            (std::set<std::string>{"generation", "settings", "counters",
+                                   "fork_picks", "derived"}));
+  EXPECT_EQ(Keys(json["generations"][0]["derived"]),
+            (std::set<std::string>{"selects", "picks", "claim_attempts",
+                                   "claim_failures", "claim_failure_rate",
+                                   "fork_spread_cv", "fork_chi_square",
+                                   "fork_max", "fork_min"}));
+}
+
+TEST(SchedulerStatusTest, TheGetReplyHasTheDocumentedKeys) {
+  EXPECT_EQ(Keys(ToJson(SchedulerStatus{})),
+            (std::set<std::string>{"generation", "settings", "state", "ops",
+                                   "kfuncs"}));
 }
 
 }  // namespace

@@ -147,7 +147,7 @@ void AddCounterFamilies(const GenerationSnapshot& generation, const Labels& base
   for (uint32_t bucket = 0; bucket < LOEHLE_TIE_BUCKETS; ++bucket) {
     x.Counter("scx_loehle_tie_groups_total",
               "Slow-path tie groups by size bucket.",
-              with("size", StatName(TieHistStat(bucket)).substr(9)),
+              with("size", TieBucketLabel(bucket, '_')),
               generation.stats.Get(TieHistStat(bucket)));
   }
   for (uint32_t i = LOEHLE_STAT_CANDIDATES; i < LOEHLE_NR_STATS; ++i) {

@@ -26,7 +26,8 @@ StatsSnapshot FakeStats() {
   absl::StatusOr<StatsSnapshot> stats = ParseStatsSnapshot(nlohmann::json::parse(R"({
     "kernel":"6.18.0-test","state":"enabled","ops":"loehle","uptime_s":12.5,
     "generation":2,
-    "settings":{"policy":"first","sched_idle":"wakee-aware","smt":"idle-core"},
+    "settings":{"policy":"first","sched_idle":"wakee-aware","smt":"idle-core",
+                "slice_us":5000,"claim_retries":1,"sample_every":64},
     "topology":{"cpus":[{"cpu":0,"core":0,"llc":0,"node":0,"online":true},
                         {"cpu":1,"core":0,"llc":0,"node":0,"online":true}],
                 "nr_llcs":1,"nr_nodes":1,"smt_active":true,"latency_source":"none"},
@@ -35,12 +36,14 @@ StatsSnapshot FakeStats() {
     "programs":[{"name":"select_cpu","run_count":1000,"run_time_ns":1500000123}],
     "generations":[
       {"generation":1,
-       "settings":{"policy":"reservoir","sched_idle":"wakee-aware","smt":"idle-core"},
+       "settings":{"policy":"reservoir","sched_idle":"wakee-aware","smt":"idle-core",
+                   "slice_us":5000,"claim_retries":1,"sample_every":64},
        "counters":{"select_fork":10,"select_wakeup":20,"pick_shallowest":10,
                    "tie_hist_2_3":4,"claim_failures":3},
        "fork_picks":[6,4]},
       {"generation":2,
-       "settings":{"policy":"first","sched_idle":"wakee-aware","smt":"idle-core"},
+       "settings":{"policy":"first","sched_idle":"wakee-aware","smt":"idle-core",
+                   "slice_us":5000,"claim_retries":1,"sample_every":64},
        "counters":{"select_fork":5},"fork_picks":[5,0]}]})"));
   EXPECT_TRUE(stats.ok()) << stats.status();
   return stats.ok() ? *stats : StatsSnapshot{};

@@ -54,10 +54,10 @@ start_sched() {
 	for _a in "$@"; do
 		case $_a in --socket=*) _sock=$_a ;; esac
 	done
-	launch_ready "${LOEHLE_ATTACH_TIMEOUT:-30}" /tmp/sched.log "$SCHED ctl get $_sock" -- "$SCHED" "$@" ||
+	LAUNCH_PID_FILE=$SCHED_PID_FILE launch_ready "${LOEHLE_ATTACH_TIMEOUT:-30}" \
+		/tmp/sched.log "$SCHED ctl get $_sock" -- "$SCHED" "$@" ||
 		fail "scheduler did not attach: $LAUNCH_ERROR"
 	SCHED_PID=$LAUNCHED_PID
-	echo "$SCHED_PID" >"$SCHED_PID_FILE"
 }
 
 stop_sched() {

@@ -13,7 +13,9 @@
 #                              command READY succeeds (e.g. "build/scx_loehle
 #                              ctl get": ready is answering), then 0 with
 #                              LAUNCHED_PID set; else kill it, 1, and
-#                              LAUNCH_ERROR says why in one line
+#                              LAUNCH_ERROR says why in one line; with
+#                              LAUNCH_PID_FILE set, the PID goes there at
+#                              once (for a cleanup that may come first)
 #   stop_launched PID          SIGINT, wait; returns the exit status
 
 wait_state() {
@@ -36,6 +38,7 @@ launch_ready() {
 	LAUNCH_ERROR='' LAUNCHED_PID=''
 	"$@" >"$_lr_log" 2>&1 &
 	LAUNCHED_PID=$!
+	[ -n "${LAUNCH_PID_FILE:-}" ] && echo "$LAUNCHED_PID" >"$LAUNCH_PID_FILE"
 	_lr_n=$((_lr_secs * 10))
 	while [ "$(cat "$STATE" 2>/dev/null)" != enabled ] || ! $_lr_ready >/dev/null 2>&1; do
 		if ! pid_alive "$LAUNCHED_PID"; then
