@@ -17,6 +17,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 #include "loader/core/daemon_options.h"
+#include "loader/core/generation_history.h"
 #include "loader/core/settings.h"
 
 namespace loehle {
@@ -111,6 +112,17 @@ absl::Status ApplyStats(std::string_view v, Command* c) {
   absl::StatusOr<double> s = ParseSeconds("stats", v);
   if (!s.ok()) return s.status();
   c->daemon.stats_interval_s = *s;
+  return absl::OkStatus();
+}
+absl::Status ApplyKeepGenerations(std::string_view v, Command* c) {
+  absl::StatusOr<uint64_t> n = ParseCount("keep-generations", v);
+  if (!n.ok()) return n.status();
+  if (*n < 1 || *n > kMaxKeptGenerations) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--keep-generations must be between 1 and ", kMaxKeptGenerations,
+        ", got ", *n));
+  }
+  c->daemon.keep_generations = static_cast<uint32_t>(*n);
   return absl::OkStatus();
 }
 absl::Status ApplySocket(std::string_view v, Command* c) {
@@ -222,6 +234,10 @@ constexpr FlagSpec kFlags[] = {
      kSettingsCommands, ApplySampleEvery},
     {"stats", "SECONDS", "0", "print a summary line every SECONDS (0: none)",
      kRunCommand, ApplyStats},
+    {"keep-generations", "N", "64",
+     "generations the stats reply lists one by one (1..4096);\n"
+     "older ones are summed under older_generations",
+     kRunCommand, ApplyKeepGenerations},
     {"socket", "PATH", kDefaultSocketPath,
      "the control socket, served by the scheduler\nand used by every client",
      kEveryCommand, ApplySocket},
@@ -501,7 +517,7 @@ std::string UsageText() {
 Run the scheduler (as root, on a kernel with sched_ext):
   scx_loehle [--policy=P] [--sched-idle=M] [--smt=M] [--slice-us=N]
              [--claim-retries=N] [--sample-every=N] [--stats=SECONDS]
-             [--socket=PATH] [--idle-latency-file=PATH]
+             [--keep-generations=N] [--socket=PATH] [--idle-latency-file=PATH]
              [--metrics-addr=HOST:PORT [--metrics-allow-remote]]
              [--scx-stats-socket=PATH] [-v]
 

@@ -11,6 +11,7 @@
 #include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "loader/core/generation_history.h"
 #include "loader/core/settings.h"
 #include "loehle/intf.h"
 
@@ -338,6 +339,9 @@ TEST(FlagTableTest, DefaultsAndRangesInTheHelpAreTheSettings) {
   EXPECT_THAT(std::string(spec("claim-retries").help),
               HasSubstr(absl::StrCat("(0..", kMaxClaimRetries, ")")));
   EXPECT_EQ(spec("socket").fallback, kDefaultSocketPath);
+  EXPECT_EQ(spec("keep-generations").fallback, std::to_string(kDefaultKeptGenerations));
+  EXPECT_THAT(std::string(spec("keep-generations").help),
+              HasSubstr(absl::StrCat("(1..", kMaxKeptGenerations, ")")));
   EXPECT_EQ(spec("scx-stats-socket").fallback, kScxStatsSocketPath);
 }
 
@@ -360,6 +364,17 @@ TEST(FlagTableTest, TheManPageStatesEachSettingsDefault) {
     EXPECT_THAT(body, HasSubstr("Default")) << flag.name;
     EXPECT_THAT(body, HasSubstr(fallback)) << flag.name;
   }
+}
+
+TEST(CliTest, KeepGenerationsIsBounded) {
+  absl::StatusOr<Command> cmd = Parse({"--keep-generations=8"});
+  ASSERT_TRUE(cmd.ok()) << cmd.status();
+  EXPECT_EQ(cmd->daemon.keep_generations, 8u);
+  EXPECT_EQ(Parse({})->daemon.keep_generations, kDefaultKeptGenerations);
+  EXPECT_THAT(Parse({"--keep-generations=0"}).status().message(),
+              HasSubstr("between 1 and 4096, got 0"));
+  EXPECT_FALSE(Parse({"--keep-generations=5000"}).ok());
+  EXPECT_FALSE(Parse({"ctl", "set", "--keep-generations=8"}).ok());
 }
 
 }  // namespace

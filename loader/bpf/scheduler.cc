@@ -246,7 +246,8 @@ absl::Status Scheduler::Open(const Topology& topology, const Options& options) {
 
   first_generation_ = options.first_generation;
   generation_ = options.first_generation;
-  settings_by_generation_[generation_] = options.settings;
+  history_ = GenerationHistory(options.keep_generations);
+  history_.Begin(generation_, options.settings);
   skel_->bss->configs[0] = ToBpfConfig(options.settings, generation_);
   skel_->bss->active_config = 0;
   return absl::OkStatus();
@@ -275,11 +276,11 @@ absl::Status Scheduler::Apply(const Settings& settings) {
   // The slot `next` will use still holds generation next - SLOTS: keep its
   // final figures before the BPF side and we recycle it.
   if (next >= first_generation_ + LOEHLE_GEN_SLOTS) {
-    uint32_t retiring = next - LOEHLE_GEN_SLOTS;
-    if (!retired_.contains(retiring)) {
+    const uint32_t retiring = next - LOEHLE_GEN_SLOTS;
+    if (history_.settings().contains(retiring) && history_.Retired(retiring) == nullptr) {
       absl::StatusOr<GenerationStats> last = ReadLiveGeneration(retiring);
       if (!last.ok()) return last.status();
-      retired_[retiring] = *std::move(last);
+      history_.Retire(*last);
     }
   }
   for (int cpu = 0; cpu < nr_cpus_; ++cpu) {
@@ -292,21 +293,26 @@ absl::Status Scheduler::Apply(const Settings& settings) {
   if (absl::Status s = AttachIdleStateTrackingFor(settings); !s.ok()) {
     return s;
   }
-  settings_by_generation_[next] = settings;
+  history_.Begin(next, settings);
   WriteConfig(settings, next);
   generation_ = next;
   DetachIdleStateTrackingUnless(settings);
+  for (uint32_t oldest : history_.Overflow()) {
+    absl::StatusOr<GenerationStats> stats = ReadGeneration(oldest);
+    if (!stats.ok()) return stats.status();
+    history_.Fold(*stats);
+  }
   return absl::OkStatus();
 }
 
 absl::StatusOr<GenerationStats> Scheduler::ReadGeneration(
     uint32_t generation) const {
-  if (auto it = retired_.find(generation); it != retired_.end()) {
-    return it->second;
+  if (const GenerationStats* retired = history_.Retired(generation)) {
+    return *retired;
   }
-  if (!settings_by_generation_.contains(generation)) {
+  if (!history_.settings().contains(generation)) {
     return absl::NotFoundError(
-        absl::StrCat("generation ", generation, " never ran"));
+        absl::StrCat("generation ", generation, " is not kept"));
   }
   return ReadLiveGeneration(generation);
 }

@@ -14,7 +14,9 @@
 //   made from then on are counted under it.
 // - ReadGeneration() sums the per-CPU counters of one generation. The BPF
 //   side keeps LOEHLE_GEN_SLOTS generations; Apply() snapshots the one whose
-//   slot it is about to recycle, so older generations stay readable.
+//   slot it is about to recycle, so older generations stay readable, and
+//   folds those beyond Options::keep_generations into one running total
+//   (core/generation_history.h).
 // - ExitInfo() reports the kernel's exit record once the kernel has disabled
 //   the scheduler (error, stall, hotplug, sysrq, or our own detach).
 // Not thread-safe: one thread drives it.
@@ -34,6 +36,7 @@
 #include "absl/status/statusor.h"
 #include "loader/bpf/event_reader.h"
 #include "loader/core/sched_ext_sysfs.h"
+#include "loader/core/generation_history.h"
 #include "loader/core/settings.h"
 #include "loader/core/stats_snapshot.h"
 #include "loader/core/stats.h"
@@ -92,6 +95,7 @@ class Scheduler {
   struct Options {
     Settings settings;
     uint32_t first_generation = 1;
+    uint32_t keep_generations = kDefaultKeptGenerations;
     bool verbose = false;
     std::string sysfs_root = "/sys";
   };
@@ -107,12 +111,15 @@ class Scheduler {
   absl::Status Apply(const Settings& settings);
 
   uint32_t generation() const { return generation_; }
-  const Settings& settings() const { return settings_by_generation_.at(generation_); }
+  const Settings& settings() const { return history_.settings().at(generation_); }
+  // The generations kept one by one, oldest first, with their settings.
   const std::map<uint32_t, Settings>& settings_by_generation() const {
-    return settings_by_generation_;
+    return history_.settings();
   }
+  // The older ones, summed.
+  const FoldedGenerations& older_generations() const { return history_.older(); }
 
-  // Counters of one generation this scheduler has run.
+  // Counters of one kept generation.
   absl::StatusOr<GenerationStats> ReadGeneration(uint32_t generation) const;
 
   // Set once the kernel has disabled the scheduler.
@@ -158,8 +165,7 @@ class Scheduler {
   int nr_possible_ = 0;
   uint32_t generation_ = 0;
   uint32_t first_generation_ = 0;
-  std::map<uint32_t, Settings> settings_by_generation_;
-  std::map<uint32_t, GenerationStats> retired_;  // slots since recycled
+  GenerationHistory history_{kDefaultKeptGenerations};
 };
 
 }  // namespace loehle

@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "loader/core/generation_history.h"
 #include "loader/core/settings.h"
 
 namespace loehle {
@@ -21,6 +22,9 @@ struct DaemonOptions {
   std::string scx_stats_socket_path = kScxStatsSocketPath;
   std::string idle_latency_file;                 // "" = sysfs only
   double stats_interval_s = 0;                   // 0 = no summary lines
+  // Generations kept one by one; older ones are summed
+  // (core/generation_history.h).
+  uint32_t keep_generations = kDefaultKeptGenerations;
   bool verbose = false;
   // "HOST:PORT" of the /metrics endpoint; "" = none. HOST must be a
   // loopback address unless metrics_allow_remote.

@@ -43,6 +43,24 @@ GenerationStats SumCpus(absl::Span<const loehle_stats> per_cpu,
   return sum;
 }
 
+void FoldInto(FoldedGenerations* folded, const GenerationStats& stats) {
+  if (folded->count == 0 || stats.generation < folded->first) {
+    folded->first = stats.generation;
+  }
+  if (stats.generation > folded->last) folded->last = stats.generation;
+  ++folded->count;
+  folded->sum.generation = 0;
+  for (size_t i = 0; i < folded->sum.counters.size(); ++i) {
+    folded->sum.counters[i] += stats.counters[i];
+  }
+  if (folded->sum.fork_picks.size() < stats.fork_picks.size()) {
+    folded->sum.fork_picks.resize(stats.fork_picks.size(), 0);
+  }
+  for (size_t cpu = 0; cpu < stats.fork_picks.size(); ++cpu) {
+    folded->sum.fork_picks[cpu] += stats.fork_picks[cpu];
+  }
+}
+
 Derived Derive(const GenerationStats& stats,
                absl::Span<const int> cpus_in_scope) {
   Derived derived;
@@ -100,15 +118,19 @@ GenerationStats Delta(const GenerationStats& now,
   return delta;
 }
 
-nlohmann::json GenerationToJson(const GenerationStats& stats,
-                                const Derived& derived) {
+nlohmann::json CountersToJson(const GenerationStats& stats) {
   nlohmann::json counters = nlohmann::json::object();
   for (uint32_t i = 0; i < LOEHLE_NR_STATS; ++i) {
     counters[StatName(i)] = stats.Get(i);
   }
+  return counters;
+}
+
+nlohmann::json GenerationToJson(const GenerationStats& stats,
+                                const Derived& derived) {
   return nlohmann::json{
       {"generation", stats.generation},
-      {"counters", std::move(counters)},
+      {"counters", CountersToJson(stats)},
       {"fork_picks", stats.fork_picks},
       {"derived",
        {

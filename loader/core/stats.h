@@ -29,6 +29,8 @@ struct GenerationStats {
 
   // counters[index], or 0 when index >= LOEHLE_NR_STATS.
   uint64_t Get(uint32_t index) const;
+
+  friend bool operator==(const GenerationStats&, const GenerationStats&) = default;
 };
 
 // Sums the per-CPU slots that hold `generation`; slots holding another
@@ -36,6 +38,19 @@ struct GenerationStats {
 // ignored.
 GenerationStats SumCpus(absl::Span<const loehle_stats> per_cpu,
                         uint32_t generation);
+
+// Generations no longer kept one by one, summed (core/generation_history.h).
+struct FoldedGenerations {
+  uint32_t count = 0;  // how many
+  uint32_t first = 0;  // the oldest and newest of them; 0 when count is 0
+  uint32_t last = 0;
+  GenerationStats sum;  // generation 0; fork_picks as long as the longest
+
+  friend bool operator==(const FoldedGenerations&, const FoldedGenerations&) = default;
+};
+
+// Adds one generation's counters and fork picks to `folded`.
+void FoldInto(FoldedGenerations* folded, const GenerationStats& stats);
 
 struct Derived {
   uint64_t selects = 0;  // sum of select_<path>
@@ -63,6 +78,9 @@ Derived Derive(const GenerationStats& stats,
 // returned unchanged.
 GenerationStats Delta(const GenerationStats& now,
                       const GenerationStats& before);
+
+// {"select_fork":..., ... every StatName(i) ...}
+nlohmann::json CountersToJson(const GenerationStats& stats);
 
 // {"generation":N,
 //  "counters":{"select_fork":..., ... every StatName(i) ...},

@@ -49,6 +49,9 @@ class Fields {
   }
 
   bool ok() const { return status_.ok(); }
+  bool Has(const char* key) const {
+    return object_ != nullptr && object_->contains(key);
+  }
   const absl::Status& status() const { return status_; }
   const std::string& where() const { return where_; }
 
@@ -283,6 +286,25 @@ void ReadGenerations(Fields& parent, const std::vector<int>& online,
   }
 }
 
+json OlderToJson(const FoldedGenerations& older) {
+  return {{"count", older.count},
+          {"first", older.first},
+          {"last", older.last},
+          {"counters", CountersToJson(older.sum)},
+          {"fork_picks", older.sum.fork_picks}};
+}
+
+void ReadOlder(Fields& parent, FoldedGenerations* out) {
+  if (!parent.Has("older_generations")) return;
+  Fields fields(parent.Object("older_generations"), parent.Path("older_generations"));
+  if (!parent.ok()) return;
+  fields.Read("count", &out->count);
+  fields.Read("first", &out->first);
+  fields.Read("last", &out->last);
+  ReadCounters(fields, &out->sum);
+  parent.Take(fields.status());
+}
+
 }  // namespace
 
 nlohmann::json ToJson(const SchedulerStatus& status) {
@@ -348,7 +370,8 @@ nlohmann::json ToJson(const StatsSnapshot& snapshot) {
           {"events", EventsToJson(snapshot.events)},
           {"programs", std::move(programs)},
           {"idle_state_tracking", snapshot.idle_state_tracking},
-          {"generations", std::move(generations)}};
+          {"generations", std::move(generations)},
+          {"older_generations", OlderToJson(snapshot.older)}};
 }
 
 absl::StatusOr<StatsSnapshot> ParseStatsSnapshot(const nlohmann::json& json) {
@@ -365,6 +388,7 @@ absl::StatusOr<StatsSnapshot> ParseStatsSnapshot(const nlohmann::json& json) {
   ReadPrograms(fields, &snapshot.programs);
   fields.Read("idle_state_tracking", &snapshot.idle_state_tracking);
   ReadGenerations(fields, snapshot.topology.OnlineCpus(), &snapshot.generations);
+  ReadOlder(fields, &snapshot.older);
   if (!fields.ok()) return fields.status();
   return snapshot;
 }

@@ -107,6 +107,9 @@ struct StatsSnapshot {
   bool idle_state_tracking = false;
   // Oldest first; with StatsScope::kCurrent only the current one.
   std::vector<GenerationSnapshot> generations;
+  // The generations no longer kept one by one (--keep-generations), summed;
+  // in both scopes. Absent from a reply (an older daemon): count 0.
+  FoldedGenerations older;
 
   // The entry of `generation`, or nullptr.
   const GenerationSnapshot* Find(uint32_t generation) const;

@@ -32,6 +32,11 @@ StatsSnapshot Sample() {
   s.events = {77, 77, 5, 65536};
   s.programs = {{"select_cpu", 1000, 1500000123}};
   s.idle_state_tracking = true;
+  s.older.count = 3;
+  s.older.first = 1;
+  s.older.last = 3;
+  s.older.sum.counters[LOEHLE_STAT_EVENT_DROPS] = 4;
+  s.older.sum.fork_picks = {1, 2, 3};
   for (uint32_t generation : {2u, 3u}) {
     GenerationSnapshot g;
     g.settings.policy = generation == 3 ? LOEHLE_POLICY_FIRST : LOEHLE_POLICY_RESERVOIR;
@@ -53,6 +58,7 @@ TEST(StatsSnapshotTest, RoundTripsThroughText) {
   EXPECT_EQ(ToJson(*parsed), ToJson(sample));
   EXPECT_EQ(parsed->topology, sample.topology);
   EXPECT_EQ(parsed->events, sample.events);
+  EXPECT_EQ(parsed->older, sample.older);
   ASSERT_NE(parsed->Current(), nullptr);
   EXPECT_EQ(parsed->Current()->stats.Get(LOEHLE_STAT_CLAIM_FAILURES), 3u);
   EXPECT_EQ(parsed->Find(2)->settings.policy, LOEHLE_POLICY_RESERVOIR);
@@ -92,6 +98,14 @@ TEST(StatsSnapshotTest, AMissingOrMistypedFieldIsNamed) {
               HasSubstr("uptime_s is not a number"));
   EXPECT_FALSE(ParseStatsSnapshot(nlohmann::json::array()).ok());
   EXPECT_FALSE(ParseStatsSnapshot(nlohmann::json()).ok());
+}
+
+TEST(StatsSnapshotTest, AReplyWithoutOlderGenerationsHasNone) {
+  nlohmann::json json = ToJson(Sample());
+  json.erase("older_generations");
+  absl::StatusOr<StatsSnapshot> parsed = ParseStatsSnapshot(json);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(parsed->older, FoldedGenerations{});
 }
 
 TEST(StatsSnapshotTest, UnknownKeysAndCountersAreIgnoredMissingCountersAreZero) {
@@ -142,7 +156,11 @@ TEST(StatsSnapshotTest, TheReplyHasTheDocumentedKeys) {
   EXPECT_EQ(Keys(json), (std::set<std::string>{
                             "kernel", "state", "ops", "uptime_s", "generation",
                             "settings", "topology", "events", "programs",
-                            "idle_state_tracking", "generations"}));
+                            "idle_state_tracking", "generations",
+                            "older_generations"}));
+  EXPECT_EQ(Keys(json["older_generations"]),
+            (std::set<std::string>{"count", "first", "last", "counters",
+                                   "fork_picks"}));
   EXPECT_EQ(Keys(json["settings"]),
             (std::set<std::string>{"policy", "sched_idle", "smt", "slice_us",
                                    "claim_retries", "sample_every"}));

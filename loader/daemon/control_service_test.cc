@@ -227,9 +227,13 @@ TEST_F(ControlServiceTest, BadRequestsGetErrorsAndTheConnectionCarriesOn) {
   EXPECT_EQ(server_->client_count(), 1u);
 }
 
-TEST_F(ControlServiceTest, BlankLinesAreIgnoredAndPipelinedRequestsAnswered) {
+// Every line is answered, blank ones too: a client never waits for a reply
+// that does not come.
+TEST_F(ControlServiceTest, BlankLinesGetAnErrorAndPipelinedRequestsAnswered) {
   RawClient client(path_, server_.get());
   client.Send("\n  \r\n{\"cmd\":\"stats\"}\r\n{\"cmd\":\"stats\"}\n{\"cmd\":");
+  EXPECT_EQ(client.ReadLine(), R"({"error":"empty request line","ok":false})");
+  EXPECT_EQ(client.ReadLine(), R"({"error":"empty request line","ok":false})");
   EXPECT_EQ(client.ReadLine(), R"({"ok":true,"result":{"stats_calls":1}})");
   EXPECT_EQ(client.ReadLine(), R"({"ok":true,"result":{"stats_calls":2}})");
   client.Send("\"set\",\"args\":{\"smt\":\"off\"}}\n");
@@ -319,10 +323,49 @@ TEST_F(ControlServiceTest, ClientsBeyondTheLimitAreTurnedAway) {
   ASSERT_TRUE(extra.connected());
   EXPECT_EQ(
       extra.ReadLine(),
-      R"json({"error":"too many clients (at most 32)","ok":false})json");
+      R"json({"error":"too many busy clients (at most 32)","ok":false})json");
   EXPECT_TRUE(extra.SeesEof());
   EXPECT_EQ(server_->client_count(), JsonLineServer::kMaxClients);
   EXPECT_EQ(clients.back()->Ask("{\"cmd\":\"get\"}\n")["ok"], true);
+}
+
+// 32 idle connections do not lock the CLI out: once they have been idle a
+// moment, a new client takes the slot of the one idle longest.
+TEST_F(ControlServiceTest, IdleClientsMakeRoomForANewOne) {
+  std::vector<std::unique_ptr<RawClient>> clients;
+  for (size_t i = 0; i < JsonLineServer::kMaxClients; ++i) {
+    clients.push_back(std::make_unique<RawClient>(path_, server_.get()));
+    server_->Poll(0);
+  }
+  ASSERT_EQ(server_->client_count(), JsonLineServer::kMaxClients);
+  // clients[0] stays busy; the others go idle.
+  std::this_thread::sleep_for(JsonLineServer::kEvictableAfter / 2);
+  EXPECT_EQ(clients[0]->Ask("{\"cmd\":\"get\"}\n")["ok"], true);
+  std::this_thread::sleep_for(JsonLineServer::kEvictableAfter / 2 +
+                              std::chrono::milliseconds(100));
+  RawClient cli(path_, server_.get());
+  EXPECT_EQ(cli.Ask("{\"cmd\":\"get\"}\n")["ok"], true);
+  EXPECT_EQ(server_->client_count(), JsonLineServer::kMaxClients);
+  // The idlest was clients[1]: told why, then closed.
+  EXPECT_EQ(clients[1]->ReadLine(),
+            R"({"error":"closed: idle, and a new client needed the slot","ok":false})");
+  EXPECT_TRUE(clients[1]->SeesEof());
+  EXPECT_EQ(clients[0]->Ask("{\"cmd\":\"get\"}\n")["ok"], true);
+}
+
+TEST_F(ControlServiceTest, ClientsIdleForTheTimeoutAreClosed) {
+  server_->set_idle_timeout(std::chrono::milliseconds(100));
+  RawClient idle(path_, server_.get());
+  RawClient busy(path_, server_.get());
+  for (int i = 0; i < 20 && server_->client_count() < 2; ++i) server_->Poll(5);
+  ASSERT_EQ(server_->client_count(), 2u);
+  for (int i = 0; i < 6; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(40));
+    EXPECT_EQ(busy.Ask("{\"cmd\":\"get\"}\n")["ok"], true);
+  }
+  EXPECT_EQ(idle.ReadLine(), R"({"error":"closed: idle for too long","ok":false})");
+  EXPECT_TRUE(idle.SeesEof());
+  EXPECT_EQ(server_->client_count(), 1u);
 }
 
 TEST_F(ControlServiceTest, SocketModeIs0600) {

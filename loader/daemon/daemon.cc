@@ -107,6 +107,7 @@ class Daemon : public ControlHandler {
     Scheduler::Options opts;
     opts.settings = settings;
     opts.first_generation = first_generation;
+    opts.keep_generations = options_.keep_generations;
     opts.verbose = options_.verbose;
     opts.sysfs_root = options_.sysfs_root;
     absl::StatusOr<std::unique_ptr<Scheduler>> sched =
@@ -170,6 +171,7 @@ class Daemon : public ControlHandler {
     sources.generation = scheduler_->generation();
     sources.topology = &topology_;
     sources.settings_by_generation = &scheduler_->settings_by_generation();
+    sources.older = &scheduler_->older_generations();
     sources.read_generation = [this](uint32_t generation) {
       return scheduler_->ReadGeneration(generation);
     };

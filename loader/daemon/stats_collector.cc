@@ -37,6 +37,8 @@ StatsSnapshot CollectStats(const StatsSources& sources, StatsScope scope) {
   snapshot.events.newest_seq = sources.events_newest_seq;
   snapshot.events.capacity = sources.events_capacity;
 
+  if (sources.older != nullptr) snapshot.older = *sources.older;
+  snapshot.events.drops_total = snapshot.older.sum.Get(LOEHLE_STAT_EVENT_DROPS);
   const std::vector<int> online = snapshot.topology.OnlineCpus();
   for (const auto& [generation, settings] : *sources.settings_by_generation) {
     if (generation == sources.generation) snapshot.settings = settings;

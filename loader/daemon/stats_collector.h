@@ -30,6 +30,8 @@ struct StatsSources {
   const Topology* topology = nullptr;
   // Every generation this scheduler instance has run, with its settings.
   const std::map<uint32_t, Settings>* settings_by_generation = nullptr;
+  // The generations no longer kept one by one, summed.
+  const FoldedGenerations* older = nullptr;
   // The counters of one generation; an error leaves it out of the reply.
   std::function<absl::StatusOr<GenerationStats>(uint32_t)> read_generation;
   std::vector<ProgramStats> programs;
@@ -39,7 +41,7 @@ struct StatsSources {
 };
 
 // With kCurrent only the current generation is in `generations`; drops_total
-// still sums event_drops over every generation. Derived figures count the
+// still sums event_drops over every generation, the folded ones too. Derived figures count the
 // online CPUs of the topology.
 StatsSnapshot CollectStats(const StatsSources& sources, StatsScope scope);
 

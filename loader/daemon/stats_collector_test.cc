@@ -47,12 +47,18 @@ class CollectStatsTest : public ::testing::Test {
       return stats;
     };
     sources_.programs = {{"select_cpu", 5, 500}};
+    older_.count = 5;
+    older_.first = 1;
+    older_.last = 5;
+    older_.sum.counters[LOEHLE_STAT_EVENT_DROPS] = 7;
+    sources_.older = &older_;
     sources_.events_newest_seq = 42;
     sources_.events_capacity = 64;
   }
 
   Topology topology_;
   std::map<uint32_t, Settings> settings_;
+  FoldedGenerations older_;
   StatsSources sources_;
 };
 
@@ -64,7 +70,8 @@ TEST_F(CollectStatsTest, EveryReadableGenerationOldestFirst) {
   EXPECT_EQ(s.generations[0].settings.policy, LOEHLE_POLICY_RESERVOIR);
   EXPECT_EQ(s.settings.policy, LOEHLE_POLICY_BUILTIN);  // the current one
   EXPECT_EQ(s.generation, 3u);
-  EXPECT_EQ(s.events.drops_total, 40u);
+  EXPECT_EQ(s.events.drops_total, 47u);  // 10 + 30 kept, 7 folded
+  EXPECT_EQ(s.older, older_);
   EXPECT_EQ(s.events.received, 42u);
   EXPECT_EQ(s.events.newest_seq, 42u);
   EXPECT_EQ(s.events.capacity, 64u);
@@ -76,7 +83,8 @@ TEST_F(CollectStatsTest, CurrentScopeKeepsTheDropsOfEveryGeneration) {
   const StatsSnapshot s = CollectStats(sources_, StatsScope::kCurrent);
   ASSERT_EQ(s.generations.size(), 1u);
   EXPECT_EQ(s.generations[0].generation(), 3u);
-  EXPECT_EQ(s.events.drops_total, 40u);
+  EXPECT_EQ(s.events.drops_total, 47u);
+  EXPECT_EQ(s.older.count, 5u);
 }
 
 TEST_F(CollectStatsTest, DerivedFiguresCountOnlineCpus) {

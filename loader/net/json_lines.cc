@@ -243,6 +243,7 @@ void JsonLineServer::Poll(int timeout_ms, absl::Span<const int> wake_fds) {
       Flush(client);  // a dead peer shows up as a failed send
     }
   }
+  CloseIdleClients();
   std::erase_if(clients_, [](const std::unique_ptr<Client>& client) {
     const bool done =
         client->failed || (client->closing && client->output.empty());
@@ -277,20 +278,54 @@ void JsonLineServer::AcceptClients(Listener& listener) {
                          credentials.uid)));
       continue;
     }
-    if (clients_.size() >= kMaxClients) {
+    if (clients_.size() >= kMaxClients && !EvictIdlestClient()) {
       SendBestEffort(fd.get(),
                      listener.protocol->ErrorReply(absl::StrFormat(
-                         "too many clients (at most %d)", kMaxClients)));
+                         "too many busy clients (at most %d)", kMaxClients)));
       continue;
     }
     auto client = std::make_unique<Client>();
     client->fd = fd.release();
     client->protocol = listener.protocol.get();
+    client->last_activity = std::chrono::steady_clock::now();
     clients_.push_back(std::move(client));
   }
 }
 
+bool JsonLineServer::EvictIdlestClient() {
+  const auto now = std::chrono::steady_clock::now();
+  Client* idlest = nullptr;
+  for (const std::unique_ptr<Client>& client : clients_) {
+    if (!client->output.empty()) continue;  // still owed a reply
+    if (idlest == nullptr || client->last_activity < idlest->last_activity) {
+      idlest = client.get();
+    }
+  }
+  if (idlest == nullptr || now - idlest->last_activity < kEvictableAfter) {
+    return false;
+  }
+  SendBestEffort(idlest->fd, idlest->protocol->ErrorReply(
+                                 "closed: idle, and a new client needed the slot"));
+  close(idlest->fd);
+  std::erase_if(clients_, [idlest](const std::unique_ptr<Client>& client) {
+    return client.get() == idlest;
+  });
+  return true;
+}
+
+void JsonLineServer::CloseIdleClients() {
+  const auto now = std::chrono::steady_clock::now();
+  for (const std::unique_ptr<Client>& client : clients_) {
+    if (client->output.empty() && now - client->last_activity >= idle_timeout_) {
+      SendBestEffort(client->fd,
+                     client->protocol->ErrorReply("closed: idle for too long"));
+      client->failed = true;
+    }
+  }
+}
+
 void JsonLineServer::ReadFrom(Client& client) {
+  client.last_activity = std::chrono::steady_clock::now();
   char buffer[kReadChunk];
   for (int reads = 0; reads < kMaxReadsPerPoll && !client.failed; ++reads) {
     const ssize_t n = recv(client.fd, buffer, sizeof(buffer), 0);
@@ -324,7 +359,7 @@ void JsonLineServer::ConsumeLines(Client& client, bool at_eof) {
                         "request line longer than %d bytes", kMaxRequestLine)));
     } else {
       const std::string_view line(client.input.data() + start, newline - start);
-      if (!IsBlank(line)) Reply(client, Answer(client, std::string(line)));
+      Reply(client, Answer(client, std::string(line)));
     }
     start = newline + 1;
   }
@@ -341,12 +376,15 @@ void JsonLineServer::ConsumeLines(Client& client, bool at_eof) {
     client.discarding = true;
   } else if (at_eof && !client.input.empty()) {
     // A last request without its newline.
-    if (!IsBlank(client.input)) Reply(client, Answer(client, client.input));
+    Reply(client, Answer(client, client.input));
     client.input.clear();
   }
 }
 
 nlohmann::json JsonLineServer::Answer(Client& client, const std::string& line) {
+  // Every line gets its reply, so that a client never waits for one that
+  // does not come.
+  if (IsBlank(line)) return client.protocol->ErrorReply("empty request line");
   const nlohmann::json request =
       nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
   if (request.is_discarded()) {

@@ -5,16 +5,24 @@
 // back. The server knows nothing of what the lines mean: a JsonLineProtocol
 // answers them (daemon/control_service.h for /run/scx_loehle.sock,
 // daemon/scx_stats_service.h for the scx_stats socket). Lines that are not
-// JSON or longer than kMaxRequestLine get the protocol's error reply and the
-// connection carries on; blank lines are ignored. Only root and the
+// JSON, blank or longer than kMaxRequestLine get the protocol's error reply
+// and the connection carries on: every line is answered. Only root and the
 // server's own effective uid may connect (SO_PEERCRED); anyone else gets one
 // error reply and is disconnected.
+//
+// Limits per server: kMaxClients connections; a client that has sent
+// nothing for idle_timeout() (and is owed no reply) is closed; when all
+// slots are taken, a new client takes the slot of the one idle longest if
+// that one has been idle for kEvictableAfter, so that idle connections
+// never lock the CLI out. A client that lets kMaxPendingOutput of replies
+// pile up unread is dropped; a request line is at most kMaxRequestLine.
 
 #ifndef LOEHLE_LOADER_NET_JSON_LINES_H_
 #define LOEHLE_LOADER_NET_JSON_LINES_H_
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -52,6 +60,9 @@ class JsonLineServer {
   static constexpr size_t kMaxClients = 32;
   // A client that lets this much reply data pile up unread is dropped.
   static constexpr size_t kMaxPendingOutput = 1024 * 1024;
+  // A full server turns away a new client unless one has been idle this long.
+  static constexpr std::chrono::milliseconds kEvictableAfter{1000};
+  static constexpr std::chrono::milliseconds kDefaultIdleTimeout{60000};
 
   // Creates a UNIX stream socket at `path` with mode 0600 and listens on it
   // with `protocol`. A stale socket file (nothing accepts on it) is
@@ -82,6 +93,8 @@ class JsonLineServer {
   // The first socket's path.
   const std::string& path() const { return listeners_.front().path; }
   size_t client_count() const { return clients_.size(); }
+  std::chrono::milliseconds idle_timeout() const { return idle_timeout_; }
+  void set_idle_timeout(std::chrono::milliseconds timeout) { idle_timeout_ = timeout; }
 
  private:
   struct Listener {
@@ -99,11 +112,15 @@ class JsonLineServer {
     bool discarding = false;  // inside an oversized line
     bool closing = false;     // close once output is written
     bool failed = false;      // close now
+    std::chrono::steady_clock::time_point last_activity;  // accepted or read
   };
 
   JsonLineServer() = default;
 
   void AcceptClients(Listener& listener);
+  // Closes the client idle longest, if idle kEvictableAfter; false if none.
+  bool EvictIdlestClient();
+  void CloseIdleClients();
   void ReadFrom(Client& client);
   void ConsumeLines(Client& client, bool at_eof);
   void Reply(Client& client, const nlohmann::json& reply);
@@ -112,6 +129,7 @@ class JsonLineServer {
 
   std::vector<Listener> listeners_;
   std::vector<std::unique_ptr<Client>> clients_;
+  std::chrono::milliseconds idle_timeout_ = kDefaultIdleTimeout;
 };
 
 // Connects to the server at `path`, sends `request` as one line and returns

@@ -209,11 +209,12 @@ case_bad_input() {
 		"$SCHED" $args >/tmp/bad.out 2>&1 && fail "scx_loehle $args succeeded"
 		echo "$args -> $(cat /tmp/bad.out)"
 	done
-	# Malformed control-socket requests each get an error reply.
+	# Malformed control-socket requests each get an error reply (a blank
+	# line too: every line is answered).
 	big=$(head -c 70000 /dev/zero | tr '\0' x)
 	for line in 'garbage' '[1,2]' '{"nocmd":1}' '{"cmd":"reboot"}' '{"cmd":"set"}' \
 	    '{"cmd":"set","args":{"policy":"fastest"}}' '{"cmd":"set","args":{"slice_us":1}}' \
-	    '{"cmd":"set","args":{"turbo":true}}' "$big"; do
+	    '{"cmd":"set","args":{"turbo":true}}' ' ' "$big"; do
 		out=$("$SCHED" ctl send "$line" 2>/dev/null)
 		rc=$?
 		[ "$rc" -eq 1 ] || fail "ctl send $(echo "$line" | cut -c1-40) exited $rc, expected 1"
@@ -396,5 +397,35 @@ case_idle_state_tracking_follows_policy() {
 		expect_tracking true "reservoir with exit latencies from $src"
 	fi
 	expect_enabled "the switches"
+	stop_sched
+}
+
+# Live switching does not wear the daemon out: with --keep-generations=8,
+# 200 switches leave 8 generations in the reply and the other 192 (and
+# generation 1) summed under older_generations; every client still gets its
+# reply, and the counts add up.
+case_switches_keep_the_reply_bounded() {
+	start_sched --keep-generations=8
+	rss_before=$(awk '/^VmRSS/ { print $2 }' "/proc/$SCHED_PID/status")
+	n=0
+	while [ "$n" -lt 200 ]; do
+		case $((n % 2)) in
+		0) p=first ;;
+		*) p=reservoir ;;
+		esac
+		"$SCHED" ctl set --policy=$p >/dev/null || fail "ctl set $n failed"
+		n=$((n + 1))
+	done
+	"$SCHED" ctl stats --json >/tmp/stats.json || fail "ctl stats --json failed after 200 switches"
+	gens=$(grep -o '"generation":[0-9]*,"settings"' /tmp/stats.json | wc -l)
+	[ "$gens" -eq 8 ] || fail "the reply lists $gens generations, not 8"
+	older=$(sed -n 's/.*"older_generations":{[^}]*"count":\([0-9]*\).*/\1/p' /tmp/stats.json)
+	[ "${older:-x}" = 193 ] || fail "older_generations count is ${older:-missing}, not 193"
+	bytes=$(wc -c </tmp/stats.json)
+	[ "$bytes" -lt 200000 ] || fail "the reply has $bytes bytes"
+	"$SCHED" top --once >/dev/null || fail "top --once failed after 200 switches"
+	"$SCHED" ctl get | grep -q '^generation 201: ' || fail "not at generation 201: $("$SCHED" ctl get)"
+	rss_after=$(awk '/^VmRSS/ { print $2 }' "/proc/$SCHED_PID/status")
+	echo "after 200 switches: $gens generations listed, $older folded, reply $bytes bytes, daemon RSS $rss_before -> $rss_after kB"
 	stop_sched
 }
