@@ -51,8 +51,19 @@
  * own rq->idle_state stays NULL without a cpuidle driver.
  * What runs on each CPU is reported to loehle/sched_idle.h from running,
  * stopping, cpu_release, cpu_acquire and update_idle; a per-CPU mask of the
- * CPUs running idle work serves the scan cut-off. Offline CPUs are never
- * offered to a scan.
+ * CPUs running idle work serves the scan cut-off.
+ *
+ * Hotplug. Offline CPUs are never offered to a scan: each candidate's
+ * online flag is tested, whatever the task's mask says. ops.cpu_offline and
+ * ops.cpu_online flip that flag, so a CPU leaving or coming back costs no
+ * reload (without them the kernel unloads the scheduler on every hotplug);
+ * hotplug.online mirrors the flags for the loader, which shows them. A CPU
+ * that was offline when the loader read the topology has no known core,
+ * LLC or node, so its coming online asks for a reload instead
+ * (loehle_cpu_online_needs_reload). A change between the loader's topology
+ * read and the attach is caught by the kernel: the loader passes the
+ * hotplug sequence number it read first, and the kernel refuses the
+ * enable with a restart request when it moved on.
  *
  * SMT over time. A wakeup may leave a task beside a busy sibling, since the
  * fast path looks only inside prev's LLC. Under idle-core, a task whose
@@ -107,6 +118,9 @@ __u32 active_config;
 
 /* Written by init: LOEHLE_COMPAT_* of the running kernel. */
 __u32 compat_flags;
+
+/* Written by init, cpu_online and cpu_offline; read by the loader. */
+struct loehle_hotplug hotplug;
 
 /* Read by the loader once the kernel has disabled the scheduler. */
 struct loehle_exit_info exit_info;
@@ -1268,6 +1282,43 @@ int BPF_PROG(loehle_cpu_idle, unsigned int state, unsigned int cpu_id)
 	return 0;
 }
 
+/* cs->online is what the scans test; hotplug.online mirrors it for the loader. */
+static void set_cpu_online(s32 cpu, bool online)
+{
+	struct cpu_state *cs = cpu_state_of(cpu);
+	u32 word = CPU_IDX(cpu) / 64;
+	u64 bit = 1ULL << (CPU_IDX(cpu) % 64);
+
+	if (!cs || word >= LOEHLE_ONLINE_WORDS)
+		return;
+	cs->online = online;
+	if (online)
+		__sync_fetch_and_or(&hotplug.online[word], bit);
+	else
+		__sync_fetch_and_and(&hotplug.online[word], ~bit);
+}
+
+static char reload_fmt[] = "cpu %d came online, its topology unknown at load";
+
+void LOEHLE_STRUCT_OPS(loehle_cpu_online, s32 cpu)
+{
+	u64 args[1] = { cpu };
+
+	if (loehle_cpu_online_needs_reload(topo[CPU_IDX(cpu)].online)) {
+		scx_bpf_exit_bstr(SCX_ECODE_ACT_RESTART | SCX_ECODE_RSN_HOTPLUG,
+				  reload_fmt, args, sizeof(args));
+		return;
+	}
+	set_cpu_online(cpu, true);
+	__sync_fetch_and_add(&hotplug.events, 1);
+}
+
+void LOEHLE_STRUCT_OPS(loehle_cpu_offline, s32 cpu)
+{
+	set_cpu_online(cpu, false);
+	__sync_fetch_and_add(&hotplug.events, 1);
+}
+
 /* A new cpumask in cpumasks[slot] holding `len` CPUs of `by_node`'s list. */
 static int make_group_mask(u32 slot, u32 by_node, u32 group, u32 len)
 {
@@ -1315,7 +1366,7 @@ s32 LOEHLE_STRUCT_OPS_SLEEPABLE(loehle_init)
 		if (!cs)
 			continue;
 		cs->idle_state = LOEHLE_STATE_UNPUBLISHED;
-		cs->online = topo[CPU_IDX(i)].online;
+		set_cpu_online(i, topo[CPU_IDX(i)].online);
 	}
 	return 0;
 }
@@ -1343,6 +1394,8 @@ struct sched_ext_ops loehle_ops = {
 	.cpu_release	= (void *)loehle_cpu_release,
 	.enable		= (void *)loehle_enable,
 	.update_idle	= (void *)loehle_update_idle,
+	.cpu_online	= (void *)loehle_cpu_online,
+	.cpu_offline	= (void *)loehle_cpu_offline,
 	.init		= (void *)loehle_init,
 	.exit		= (void *)loehle_exit,
 	/* ENQ_LAST: see loehle_dispatch, which keeps the last task running. */

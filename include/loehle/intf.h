@@ -146,7 +146,7 @@ struct loehle_cpu_topo {
 	__u32 core;		/* lowest CPU id among its SMT siblings */
 	__u32 llc;		/* dense LLC index */
 	__u32 node;		/* dense NUMA node index */
-	__u32 online;
+	__u32 online;		/* when the loader read it: core, llc, node known */
 	__u32 next_sibling;	/* next CPU of its core, in a ring; itself if none */
 	__u32 pad;
 };
@@ -165,6 +165,17 @@ struct loehle_cpu_lists {
 	__u32 node_cpus[LOEHLE_MAX_CPUS];
 	__u32 node_start[LOEHLE_MAX_NODES];
 	__u32 node_len[LOEHLE_MAX_NODES];
+};
+
+/*
+ * CPU hotplug as the scheduler followed it (ops.cpu_online/cpu_offline),
+ * in .bss for the loader: online[] has bit cpu % 64 of word cpu / 64 set
+ * for every CPU the scans may offer; events counts the callbacks.
+ */
+#define LOEHLE_ONLINE_WORDS	(LOEHLE_MAX_CPUS / 64)
+struct loehle_hotplug {
+	__u64 events;
+	__u64 online[LOEHLE_ONLINE_WORDS];
 };
 
 /* Which kfunc variants the running kernel gave (scx/compat.bpf.h). */

@@ -163,6 +163,19 @@ static inline int loehle_cpu_usable(int online, int in_task_mask)
 	return online && in_task_mask;
 }
 
+/*
+ * A CPU came online (ops.cpu_online). Its core, LLC and node are known only
+ * when it was online as the loader read the topology (sysfs removes a CPU's
+ * topology and cache folders while it is offline): then it rejoins the scans
+ * at once; otherwise the scheduler asks to be reloaded with a fresh
+ * topology, as the kernel would have for any hotplug without these
+ * callbacks.
+ */
+static inline int loehle_cpu_online_needs_reload(int online_at_load)
+{
+	return !online_at_load;
+}
+
 /* Does a CPU count as idle for this wakee? (seed 003's choose_idle_cpu) */
 static inline int loehle_counts_idle(__u32 si_mode, int wakee_sched_idle,
 				     const struct loehle_cpu_facts *f)

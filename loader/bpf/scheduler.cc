@@ -360,6 +360,19 @@ uint32_t Scheduler::compat_flags() const {
   return __atomic_load_n(&skel_->bss->compat_flags, __ATOMIC_RELAXED);
 }
 
+Scheduler::OnlineCpus Scheduler::Online() const {
+  OnlineCpus view;
+  view.hotplug_events =
+      __atomic_load_n(&skel_->bss->hotplug.events, __ATOMIC_ACQUIRE);
+  view.online.resize(nr_possible_);
+  for (int cpu = 0; cpu < nr_possible_; ++cpu) {
+    const uint64_t word = __atomic_load_n(&skel_->bss->hotplug.online[cpu / 64],
+                                          __ATOMIC_RELAXED);
+    view.online[cpu] = (word >> (cpu % 64)) & 1;
+  }
+  return view;
+}
+
 std::vector<ProgramStats> Scheduler::ProgramCosts() const {
   std::vector<ProgramStats> costs;
   struct bpf_program* prog;

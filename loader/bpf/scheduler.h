@@ -139,6 +139,15 @@ class Scheduler {
 
   int nr_cpus() const { return nr_cpus_; }
 
+  // CPU hotplug as the BPF side followed it (ops.cpu_online/cpu_offline):
+  // the callbacks run since attach, and per CPU id whether its scans may
+  // offer the CPU now.
+  struct OnlineCpus {
+    uint64_t hotplug_events = 0;
+    std::vector<bool> online;
+  };
+  OnlineCpus Online() const;
+
   // LOEHLE_COMPAT_* of the running kernel, recorded by the BPF init.
   uint32_t compat_flags() const;
 

@@ -184,7 +184,8 @@ json TopologyToJson(const TopologyInfo& topology) {
           {"nr_llcs", topology.nr_llcs},
           {"nr_nodes", topology.nr_nodes},
           {"smt_active", topology.smt_active},
-          {"latency_source", topology.latency_source}};
+          {"latency_source", topology.latency_source},
+          {"hotplug_events", topology.hotplug_events}};
 }
 
 void ReadTopology(Fields& parent, TopologyInfo* out) {
@@ -195,6 +196,7 @@ void ReadTopology(Fields& parent, TopologyInfo* out) {
   fields.Read("nr_nodes", &out->nr_nodes);
   fields.Read("smt_active", &out->smt_active);
   fields.Read("latency_source", &out->latency_source);
+  fields.Read("hotplug_events", &out->hotplug_events);
   for (size_t i = 0; fields.ok() && i < cpus.size(); ++i) {
     Fields cpu(cpus[i], absl::StrCat(fields.Path("cpus"), "[", i, "]"));
     CpuInfo info;

@@ -61,6 +61,9 @@ struct TopologyInfo {
   int nr_nodes = 0;
   bool smt_active = false;
   std::string latency_source;  // "sysfs", "file:<path>", "none"
+  // CPUs that went offline or came online since the scheduler attached,
+  // followed without a reload (cpus[].online shows the result).
+  uint64_t hotplug_events = 0;
 
   std::vector<int> OnlineCpus() const;
 

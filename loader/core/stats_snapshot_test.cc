@@ -29,6 +29,7 @@ StatsSnapshot Sample() {
   s.topology.nr_nodes = 2;
   s.topology.smt_active = true;
   s.topology.latency_source = "file:/etc/lat";
+  s.topology.hotplug_events = 6;
   s.events = {77, 77, 5, 65536};
   s.programs = {{"select_cpu", 1000, 1500000123}};
   s.idle_state_tracking = true;
@@ -166,7 +167,7 @@ TEST(StatsSnapshotTest, TheReplyHasTheDocumentedKeys) {
                                    "claim_retries", "sample_every"}));
   EXPECT_EQ(Keys(json["topology"]),
             (std::set<std::string>{"cpus", "nr_llcs", "nr_nodes", "smt_active",
-                                   "latency_source"}));
+                                   "latency_source", "hotplug_events"}));
   EXPECT_EQ(Keys(json["topology"]["cpus"][0]),
             (std::set<std::string>{"cpu", "core", "llc", "node", "online"}));
   EXPECT_EQ(Keys(json["events"]), (std::set<std::string>{

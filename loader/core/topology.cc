@@ -507,6 +507,19 @@ loehle_cpu_lists BuildCpuLists(const Topology& topo) {
   return lists;
 }
 
+std::vector<OnlineChange> FollowOnlineCpus(const std::vector<bool>& online,
+                                           Topology* topology) {
+  std::vector<OnlineChange> changes;
+  for (CpuTopology& entry : topology->cpus) {
+    const size_t cpu = static_cast<size_t>(entry.cpu);
+    const bool now = cpu < online.size() && online[cpu];
+    if (now == entry.online) continue;
+    entry.online = now;
+    changes.push_back({entry.cpu, now});
+  }
+  return changes;
+}
+
 bool HasExitLatencies(const Topology& topo) {
   for (const std::vector<uint64_t>& table : topo.exit_latency_ns) {
     if (!table.empty()) return true;

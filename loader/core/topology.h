@@ -103,6 +103,19 @@ loehle_cpu_lists BuildCpuLists(const Topology& topo);
 // Whether any CPU has an exit-latency table (from sysfs or a file).
 bool HasExitLatencies(const Topology& topo);
 
+// A CPU whose online state changed, as FollowOnlineCpus reports it.
+struct OnlineChange {
+  int cpu = 0;
+  bool online = false;  // its new state
+};
+
+// Sets the online flag of each CPU of `topology` from `online` (indexed by
+// CPU id; CPUs past its end count as offline) and returns the CPUs whose
+// flag changed, in id order. Everything else of the topology, smt_active
+// included, stays as it was read: it describes what the scheduler loaded.
+std::vector<OnlineChange> FollowOnlineCpus(const std::vector<bool>& online,
+                                           Topology* topology);
+
 // One line for the startup log, e.g.
 //   "8 CPUs, 4 cores (SMT on), 2 LLCs, 2 nodes, exit latencies from sysfs"
 // Counts are of online CPUs; offline CPUs add "(N offline)" after the CPU

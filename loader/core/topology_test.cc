@@ -436,5 +436,28 @@ TEST(BuildCpuListsTest, FromSysfs) {
   EXPECT_EQ(lists.node_start[1], 4u);
 }
 
+TEST(FollowOnlineCpusTest, ReportsOnlyChangesAndKeepsTheRest) {
+  Topology topo;
+  for (int cpu = 0; cpu < 4; ++cpu) {
+    topo.cpus.push_back({cpu, cpu & ~1, cpu / 2, 0, cpu != 2});
+  }
+  topo.smt_active = true;
+  // CPU 1 goes, CPU 2 comes back; CPU 3 lies past the vector: offline.
+  const std::vector<OnlineChange> changes =
+      FollowOnlineCpus({true, false, true}, &topo);
+  ASSERT_EQ(changes.size(), 3u);
+  EXPECT_EQ(changes[0].cpu, 1);
+  EXPECT_FALSE(changes[0].online);
+  EXPECT_EQ(changes[1].cpu, 2);
+  EXPECT_TRUE(changes[1].online);
+  EXPECT_EQ(changes[2].cpu, 3);
+  EXPECT_FALSE(changes[2].online);
+  EXPECT_FALSE(topo.cpus[1].online);
+  EXPECT_TRUE(topo.cpus[2].online);
+  EXPECT_EQ(topo.cpus[2].llc, 1);  // placement untouched
+  EXPECT_TRUE(topo.smt_active);    // as loaded
+  EXPECT_TRUE(FollowOnlineCpus({true, false, true}, &topo).empty());
+}
+
 }  // namespace
 }  // namespace loehle

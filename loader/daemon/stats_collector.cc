@@ -31,6 +31,7 @@ StatsSnapshot CollectStats(const StatsSources& sources, StatsScope scope) {
   snapshot.uptime_s = sources.uptime_s;
   snapshot.generation = sources.generation;
   snapshot.topology = DescribeTopologyForStats(*sources.topology);
+  snapshot.topology.hotplug_events = sources.hotplug_events;
   snapshot.programs = sources.programs;
   snapshot.idle_state_tracking = sources.idle_state_tracking;
   snapshot.events.received = sources.events_newest_seq;

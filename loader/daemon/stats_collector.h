@@ -36,6 +36,7 @@ struct StatsSources {
   std::function<absl::StatusOr<GenerationStats>(uint32_t)> read_generation;
   std::vector<ProgramStats> programs;
   bool idle_state_tracking = false;
+  uint64_t hotplug_events = 0;  // Scheduler::Online().hotplug_events
   uint64_t events_newest_seq = 0;
   uint64_t events_capacity = 0;
 };

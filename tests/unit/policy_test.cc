@@ -618,6 +618,13 @@ TEST(PolicyCpuUsable, OnlineAndInTheTaskMaskOnly) {
   EXPECT_FALSE(loehle_cpu_usable(0, 0));
 }
 
+// A CPU coming back rejoins the scans without a reload only when its place
+// in the topology was read at load.
+TEST(PolicyCpuOnline, ReloadOnlyForACpuUnknownAtLoad) {
+  EXPECT_FALSE(loehle_cpu_online_needs_reload(1));
+  EXPECT_TRUE(loehle_cpu_online_needs_reload(0));
+}
+
 // ---------------------------------------------------------------------------
 // Slow path: no idle CPU, masks, sizes.
 

@@ -81,6 +81,9 @@ cleanup_case() {
 		rm -f "$SCHED_PID_FILE"
 	fi
 	[ -e "$STATE" ] && ! wait_state disabled 10 && echo "# warning: state stays '$(cat "$STATE")' after the case"
+	for _f in /sys/devices/system/cpu/cpu*/online; do
+		[ "$(cat "$_f")" = 1 ] || echo 1 >"$_f" 2>/dev/null || echo "# warning: cannot bring $_f back"
+	done
 }
 
 for f in "$VM_DIR"/cases/*.sh; do

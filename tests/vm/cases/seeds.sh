@@ -328,12 +328,14 @@ case_offline_cpu_never_picked() {
 	rc=$?
 	kill "$hogs"; wait "$hogs" 2>/dev/null
 	picks=$(gen_fork_picks 1)
+	least_loaded=$(gen_value 1 least_loaded)
 	echo 1 >/sys/devices/system/cpu/cpu$cpu/online || fail "cannot bring CPU $cpu back"
 	[ "$rc" -eq 0 ] || fail "stress-ng --fork failed"
-	echo "fork picks with CPU $cpu offline: [$picks]; least-loaded picks $(gen_value 1 least_loaded)"
+	echo "fork picks with CPU $cpu offline: [$picks]; least-loaded picks $least_loaded"
 	n=$(echo "$picks" | awk -v c="$cpu" '{ print $(c + 1) }')
 	[ "${n:-1}" -eq 0 ] || fail "offline CPU $cpu got $n fork picks"
-	# The kernel restarts a scheduler when a CPU comes back.
+	# Its place in the topology was unknown at load: its return reloads
+	# the scheduler (loehle_cpu_online_needs_reload).
 	n=0
 	until grep -q restarted /tmp/sched.log; do
 		n=$((n + 1)); [ $n -lt 100 ] || fail "no restart after CPU $cpu came back"
