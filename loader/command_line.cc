@@ -256,7 +256,7 @@ constexpr FlagSpec kFlags[] = {
      "the scx_stats protocol socket of sched_ext's own\n"
      "schedulers, for scxtop and scx clients (empty: none)",
      kRunCommand, ApplyScxStatsSocket},
-    {"verbose", "", "", "print libbpf's messages (also -v)", kRunCommand,
+    {"verbose", "", "", "libbpf's messages and verifier statistics (also -v)", kRunCommand,
      ApplyVerbose},
     {"monitor", "SECONDS", "",
      "do not run a scheduler: print the running one's\n"
@@ -456,7 +456,24 @@ std::string FlagsHelp(bool run_flags) {
 
 absl::Span<const FlagSpec> Flags() { return kFlags; }
 
-absl::StatusOr<Command> ParseCommandLine(const std::vector<std::string>& args) {
+namespace {
+
+// An argument echoed in a message must not break its one line: control
+// characters become \xNN.
+absl::Status WithPrintableMessage(const absl::Status& status) {
+  std::string message;
+  for (const char c : status.message()) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte < 0x20 || byte == 0x7f) {
+      absl::StrAppend(&message, absl::StrFormat("\\x%02x", byte));
+    } else {
+      message.push_back(c);
+    }
+  }
+  return absl::Status(status.code(), message);
+}
+
+absl::StatusOr<Command> ParseArguments(const std::vector<std::string>& args) {
   Command cmd;
   size_t i = 0;
   absl::StatusOr<CommandWord> command = ParseCommandWords(args, &i, &cmd);
@@ -508,6 +525,14 @@ absl::StatusOr<Command> ParseCommandLine(const std::vector<std::string>& args) {
     return valid;
   }
   return cmd;
+}
+
+}  // namespace
+
+absl::StatusOr<Command> ParseCommandLine(const std::vector<std::string>& args) {
+  absl::StatusOr<Command> command = ParseArguments(args);
+  if (!command.ok()) return WithPrintableMessage(command.status());
+  return command;
 }
 
 std::string UsageText() {

@@ -67,6 +67,15 @@ TEST(CliTest, UnknownFlagIsRejected) {
   EXPECT_THAT(cmd.status().message(), HasSubstr("unknown flag --turbo"));
 }
 
+// Found by fuzz_command_line: an argument with a newline made the error
+// two lines.
+TEST(CliTest, ErrorsStayOneLineWhateverTheArgument) {
+  auto cmd = ParseCommandLine({"--bad\nflag", "x"});
+  ASSERT_FALSE(cmd.ok());
+  EXPECT_THAT(cmd.status().message(), HasSubstr("unknown flag --bad\\x0aflag"));
+  EXPECT_EQ(cmd.status().message().find('\n'), std::string_view::npos);
+}
+
 TEST(CliTest, MissingValueIsRejected) {
   absl::StatusOr<Command> cmd = Parse({"--policy"});
   ASSERT_FALSE(cmd.ok());

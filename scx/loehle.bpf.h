@@ -39,6 +39,9 @@
 #define ENOMEM	12
 #endif
 
+/* task_struct.flags: a kernel thread (include/linux/sched.h). */
+#define PF_KTHREAD	0x00200000
+
 /* power:cpu_idle reports this state when a CPU leaves idle. */
 #define LOEHLE_PWR_EVENT_EXIT	((u32)-1)
 

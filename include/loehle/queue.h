@@ -147,4 +147,19 @@ static inline __s32 loehle_preempt_for(int task_idle_work, __s32 own_cpu,
 	return llc_idle_work >= 0 ? llc_idle_work : -1;
 }
 
+/*
+ * Does a task skip the LLC queues for its CPU's local DSQ? Per-CPU kernel
+ * threads do (a kthread allowed on one CPU: ksoftirqd, kworker/N, cpuhp):
+ * only that CPU may run them anyway, and a CPU on its way offline runs
+ * only its local DSQ and the kernel's global one, never a BPF queue. A
+ * ksoftirqd that had to park itself for the hotplug, left in an LLC queue,
+ * never ran: a 33 s stall on 6.18 with CPU 3 flapping, the hotplug hung.
+ * They run at once, as the kernel's per-CPU work usually must; they are
+ * short.
+ */
+static inline int loehle_goes_local(int is_kthread, __u32 nr_cpus_allowed)
+{
+	return is_kthread && nr_cpus_allowed == 1;
+}
+
 #endif /* LOEHLE_QUEUE_H */

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
@@ -200,10 +201,12 @@ absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Start(
   if (absl::Status opened = sched->Open(topology, options); !opened.ok()) {
     return opened;
   }
+  const auto opened_at = std::chrono::steady_clock::now();
   if (int err = loehle_bpf__load(sched->skel_); err != 0) {
     return absl::InternalError(absl::StrCat(
         "the kernel rejected the BPF scheduler (", strerror(-err), ")", log.Tail(12)));
   }
+  const auto loaded_at = std::chrono::steady_clock::now();
   // Make bpf_prog_info report run time and count; closing the fd restores.
   sched->run_time_stats_fd_ = bpf_enable_stats(BPF_STATS_RUN_TIME);
   if (int err = loehle_bpf__attach(sched->skel_); err != 0) {
@@ -216,6 +219,11 @@ absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Start(
     return absl::InternalError(absl::StrCat(
         "cannot attach the scheduler (", strerror(-err), ")", log.Tail(6)));
   }
+  sched->start_timing_.load_s =
+      std::chrono::duration<double>(loaded_at - opened_at).count();
+  sched->start_timing_.attach_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - loaded_at)
+          .count();
   if (absl::Status s = sched->AttachIdleStateTrackingFor(options.settings);
       !s.ok()) {
     return s;
@@ -231,7 +239,11 @@ absl::Status Scheduler::Open(const Topology& topology, const Options& options) {
   nr_cpus_ = static_cast<int>(topology.cpus.size());
   nr_possible_ = libbpf_num_possible_cpus();
   if (nr_possible_ <= 0) return absl::InternalError("cannot count the possible CPUs");
-  skel_ = loehle_bpf__open();
+  // Verbose: the kernel's verifier statistics of each program too (time,
+  // instructions processed), which is where a slow start goes.
+  LIBBPF_OPTS(bpf_object_open_opts, open_opts,
+              .kernel_log_level = options.verbose ? 4u : 0u);
+  skel_ = loehle_bpf__open_opts(&open_opts);
   if (skel_ == nullptr) {
     return absl::InternalError(
         absl::StrCat("cannot open the BPF object: ", strerror(errno)));

@@ -148,6 +148,14 @@ class Scheduler {
   };
   OnlineCpus Online() const;
 
+  // How long Start() took to load (the verifier, mostly) and to attach
+  // (the kernel's enable: every task moves to sched_ext), in seconds.
+  struct StartTiming {
+    double load_s = 0;
+    double attach_s = 0;
+  };
+  const StartTiming& start_timing() const { return start_timing_; }
+
   // LOEHLE_COMPAT_* of the running kernel, recorded by the BPF init.
   uint32_t compat_flags() const;
 
@@ -174,6 +182,7 @@ class Scheduler {
   int nr_possible_ = 0;
   uint32_t generation_ = 0;
   uint32_t first_generation_ = 0;
+  StartTiming start_timing_;
   GenerationHistory history_{kDefaultKeptGenerations};
 };
 

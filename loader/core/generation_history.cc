@@ -26,9 +26,12 @@ std::vector<uint32_t> GenerationHistory::Overflow() const {
 }
 
 void GenerationHistory::Fold(const GenerationStats& stats) {
-  if (settings_.erase(stats.generation) == 0) return;
-  retired_.erase(stats.generation);
+  // `stats` may be our own Retired() entry: sum it before erasing it.
+  if (!settings_.contains(stats.generation)) return;
   FoldInto(&older_, stats);
+  const uint32_t generation = stats.generation;
+  settings_.erase(generation);
+  retired_.erase(generation);
 }
 
 const GenerationStats* GenerationHistory::Retired(uint32_t generation) const {

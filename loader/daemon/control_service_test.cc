@@ -368,6 +368,33 @@ TEST_F(ControlServiceTest, ClientsIdleForTheTimeoutAreClosed) {
   EXPECT_EQ(server_->client_count(), 1u);
 }
 
+// A client trickling a request a byte at a time (well inside the idle
+// timeout between bytes) is closed once its line is older than the
+// deadline; a client that finishes its lines in time is not.
+TEST_F(ControlServiceTest, ALineMustCompleteWithinTheDeadline) {
+  server_->set_line_deadline(std::chrono::milliseconds(150));
+  RawClient trickle(path_, server_.get());
+  RawClient prompt(path_, server_.get());
+  for (int i = 0; i < 20 && server_->client_count() < 2; ++i) server_->Poll(5);
+  ASSERT_EQ(server_->client_count(), 2u);
+  // Four bytes 30 ms apart (never idle), then the line is past 150 ms.
+  for (const char c : std::string("{\"cm")) {
+    trickle.Send(std::string(1, c));
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    server_->Poll(1);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(60));
+  EXPECT_EQ(trickle.ReadLine(),
+            R"({"error":"closed: a request line took longer than 150 ms","ok":false})");
+  EXPECT_TRUE(trickle.SeesEof());
+  // Complete lines, even many in a row, never trip it.
+  for (int i = 0; i < 4; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(60));
+    EXPECT_EQ(prompt.Ask("{\"cmd\":\"get\"}\n")["ok"], true);
+  }
+  EXPECT_EQ(server_->client_count(), 1u);
+}
+
 TEST_F(ControlServiceTest, SocketModeIs0600) {
   struct stat st;
   ASSERT_EQ(lstat(path_.c_str(), &st), 0);

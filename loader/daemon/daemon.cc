@@ -379,9 +379,11 @@ absl::Status RunDaemon(const DaemonOptions& options) {
       !started.ok()) {
     return started;
   }
-  fprintf(stderr, "scx_loehle: attached (%s; %s)\n",
+  const Scheduler::StartTiming& timing = daemon.scheduler().start_timing();
+  fprintf(stderr, "scx_loehle: attached (%s; %s) in %.1f s (load %.1f s, enable %.1f s)\n",
           SettingsLabel(options.settings).c_str(),
-          DescribeTopology(daemon.topology()).c_str());
+          DescribeTopology(daemon.topology()).c_str(),
+          timing.load_s + timing.attach_s, timing.load_s, timing.attach_s);
   fprintf(stderr, "scx_loehle: kfuncs: %s\n",
           absl::StrJoin(KfuncVariantNames(daemon.scheduler().compat_flags()),
                         ", ")

@@ -159,7 +159,9 @@ TEST_F(ScxStatsServiceTest, BothSocketsAre0600AndSpeakTheirOwnProtocol) {
 
 TEST(ScxStatsSchemaTest, HelpTextListsEveryField) {
   const std::string help = DescribeScxStats();
-  for (const auto& [name, field] : ScxStatsMeta()[kScxStatsStruct]["fields"].items()) {
+  // Named: a range-for over a part of a temporary outlives the temporary.
+  const nlohmann::json meta = ScxStatsMeta();
+  for (const auto& [name, field] : meta[kScxStatsStruct]["fields"].items()) {
     EXPECT_THAT(help, HasSubstr(name + " ")) << name;
   }
   EXPECT_THAT(help, HasSubstr("/var/run/scx/root/stats"));

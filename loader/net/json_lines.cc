@@ -228,9 +228,10 @@ void JsonLineServer::Poll(int timeout_ms, absl::Span<const int> wake_fds) {
   for (int fd : wake_fds) {
     if (fd >= 0) fds.push_back({fd, POLLIN, 0});
   }
-  if (poll(fds.data(), fds.size(), timeout_ms) <= 0) return;  // timeout, EINTR
-
-  for (size_t i = 0; i < clients_.size(); ++i) {
+  // On a timeout (or EINTR) nothing is ready, but deadlines still pass:
+  // CloseIdleClients below runs either way.
+  const bool ready = poll(fds.data(), fds.size(), timeout_ms) > 0;
+  for (size_t i = 0; ready && i < clients_.size(); ++i) {
     Client& client = *clients_[i];
     const short revents = fds[first_client + i].revents;
     if (revents & POLLNVAL) {
@@ -320,6 +321,13 @@ void JsonLineServer::CloseIdleClients() {
       SendBestEffort(client->fd,
                      client->protocol->ErrorReply("closed: idle for too long"));
       client->failed = true;
+    } else if (!client->input.empty() && !client->discarding &&
+               now - client->line_started >= line_deadline_) {
+      SendBestEffort(client->fd,
+                     client->protocol->ErrorReply(absl::StrFormat(
+                         "closed: a request line took longer than %d ms",
+                         static_cast<int>(line_deadline_.count()))));
+      client->failed = true;
     }
   }
 }
@@ -341,6 +349,7 @@ void JsonLineServer::ReadFrom(Client& client) {
       client.closing = true;
       break;
     }
+    if (client.input.empty()) client.line_started = client.last_activity;
     client.input.append(buffer, static_cast<size_t>(n));
     ConsumeLines(client, /*at_eof=*/false);
   }
@@ -364,6 +373,8 @@ void JsonLineServer::ConsumeLines(Client& client, bool at_eof) {
     start = newline + 1;
   }
   client.input.erase(0, start);
+  // What is left began with this read.
+  if (start > 0) client.line_started = client.last_activity;
 
   if (client.discarding) {
     client.input.clear();

@@ -15,7 +15,9 @@
 // slots are taken, a new client takes the slot of the one idle longest if
 // that one has been idle for kEvictableAfter, so that idle connections
 // never lock the CLI out. A client that lets kMaxPendingOutput of replies
-// pile up unread is dropped; a request line is at most kMaxRequestLine.
+// pile up unread is dropped; a request line is at most kMaxRequestLine and
+// must be complete within line_deadline() of its first byte, so that a
+// client trickling a byte a second cannot hold a slot for ever.
 
 #ifndef LOEHLE_LOADER_NET_JSON_LINES_H_
 #define LOEHLE_LOADER_NET_JSON_LINES_H_
@@ -63,6 +65,7 @@ class JsonLineServer {
   // A full server turns away a new client unless one has been idle this long.
   static constexpr std::chrono::milliseconds kEvictableAfter{1000};
   static constexpr std::chrono::milliseconds kDefaultIdleTimeout{60000};
+  static constexpr std::chrono::milliseconds kDefaultLineDeadline{10000};
 
   // Creates a UNIX stream socket at `path` with mode 0600 and listens on it
   // with `protocol`. A stale socket file (nothing accepts on it) is
@@ -95,6 +98,8 @@ class JsonLineServer {
   size_t client_count() const { return clients_.size(); }
   std::chrono::milliseconds idle_timeout() const { return idle_timeout_; }
   void set_idle_timeout(std::chrono::milliseconds timeout) { idle_timeout_ = timeout; }
+  std::chrono::milliseconds line_deadline() const { return line_deadline_; }
+  void set_line_deadline(std::chrono::milliseconds deadline) { line_deadline_ = deadline; }
 
  private:
   struct Listener {
@@ -113,6 +118,7 @@ class JsonLineServer {
     bool closing = false;     // close once output is written
     bool failed = false;      // close now
     std::chrono::steady_clock::time_point last_activity;  // accepted or read
+    std::chrono::steady_clock::time_point line_started;   // of `input`
   };
 
   JsonLineServer() = default;
@@ -120,6 +126,8 @@ class JsonLineServer {
   void AcceptClients(Listener& listener);
   // Closes the client idle longest, if idle kEvictableAfter; false if none.
   bool EvictIdlestClient();
+  // Closes clients idle for idle_timeout() and those whose partial line is
+  // older than line_deadline().
   void CloseIdleClients();
   void ReadFrom(Client& client);
   void ConsumeLines(Client& client, bool at_eof);
@@ -130,6 +138,7 @@ class JsonLineServer {
   std::vector<Listener> listeners_;
   std::vector<std::unique_ptr<Client>> clients_;
   std::chrono::milliseconds idle_timeout_ = kDefaultIdleTimeout;
+  std::chrono::milliseconds line_deadline_ = kDefaultLineDeadline;
 };
 
 // Connects to the server at `path`, sends `request` as one line and returns

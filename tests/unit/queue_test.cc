@@ -29,6 +29,12 @@ std::vector<int> Plan(bool idle_due, bool prev_may_keep, bool prev_idle) {
 // Normal work anywhere comes before idle work; a normal prev keeps its CPU
 // before any idle task gets it; an idle prev keeps it only when no other
 // task, normal or idle, is queued.
+TEST(QueueGoesLocal, PerCpuKthreadsOnly) {
+  EXPECT_TRUE(loehle_goes_local(1, 1));
+  EXPECT_FALSE(loehle_goes_local(1, 2));  // an unbound kworker
+  EXPECT_FALSE(loehle_goes_local(0, 1));  // a user task pinned by taskset
+}
+
 TEST(QueueDispatchPlan, NormalWorkBeforeIdleWork) {
   using V = std::vector<int>;
   EXPECT_EQ(Plan(false, false, false),

@@ -156,3 +156,42 @@ case_scx_stats_socket() {
 	[ "$(grep -c '^kernel ' /tmp/monitor.txt)" -ge 2 ] || fail "--monitor=1 printed fewer than 2 reports: $(head -c 200 /tmp/monitor.txt)"
 	stop_sched
 }
+
+# The control socket under abuse (loader/net/json_lines.h has the limits),
+# driven by build/loehle-hammer. 64 clients at once, each sending 300 gets
+# one at a time: the 32 the server takes get every answer, the others one
+# "too many busy clients" line, and nothing goes unanswered; 2000 stats
+# requests from a client that never reads: it is dropped once 1 MiB of
+# replies waits; 1000 connections that send half a line and hang up. After
+# each, a fresh client's get is answered at once and the scheduler is still
+# enabled. An unprivileged uid cannot connect (the socket is 0600) and says
+# so in one line; a symlink at the socket path is refused, not replaced.
+case_socket_abuse() {
+	start_sched
+	sock=/run/scx_loehle.sock
+	out=$(build/loehle-hammer "$sock" clients 300 64 300) || fail "64 clients: $out"
+	echo "64 clients x 300 gets: $out"
+	ok=$(echo "$out" | awk '{ print $4 }')
+	[ "$ok" -ge 9600 ] || fail "64 clients: fewer than 32 x 300 answers: $out"
+	out=$(build/loehle-hammer "$sock" no-read 3 2000) || fail "a client that never reads: $out"
+	echo "2000 unread stats requests: $out"
+	out=$(build/loehle-hammer "$sock" connect-drop 120 1000) || fail "1000 connect/drop: $out"
+	echo "1000 connect/drop: $out"
+	expect_enabled "the socket abuse"
+	# util-linux's setpriv (busybox's has no --reuid).
+	[ -x /usr/bin/setpriv ] || fail "no util-linux setpriv in the guest (scripts/vm stages it)"
+	/usr/bin/setpriv --reuid=65534 --regid=65534 --clear-groups "$SCHED" ctl get >/tmp/nobody.out 2>&1 &&
+		fail "uid 65534 got an answer: $(cat /tmp/nobody.out)"
+	[ "$(wc -l </tmp/nobody.out)" -eq 1 ] || fail "uid 65534: not one line: $(cat /tmp/nobody.out)"
+	echo "uid 65534 -> $(cat /tmp/nobody.out)"
+	grep -qi 'permission denied' /tmp/nobody.out || fail "uid 65534: $(cat /tmp/nobody.out)"
+	stop_sched
+	echo keep >/tmp/target.txt
+	ln -sf /tmp/target.txt /tmp/abuse.sock
+	"$SCHED" --socket=/tmp/abuse.sock --scx-stats-socket= >/tmp/symlink.out 2>&1 &&
+		fail "the scheduler started on a symlinked socket path"
+	echo "symlink -> $(cat /tmp/symlink.out)"
+	grep -q 'not a socket; not replacing it' /tmp/symlink.out || fail "symlink: $(cat /tmp/symlink.out)"
+	[ -L /tmp/abuse.sock ] && [ "$(cat /tmp/target.txt)" = keep ] || fail "the symlink or its target changed"
+	rm -f /tmp/abuse.sock /tmp/target.txt
+}

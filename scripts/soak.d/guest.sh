@@ -1,0 +1,239 @@
+# shellcheck shell=sh
+# The soak's guest side (scripts/soak boots the VM and runs this; busybox
+# sh). Everything at once for SOAK_MINUTES minutes beside the default
+# configuration of scx_loehle, then one line per figure in /out/summary.tsv
+# and one line per broken rule in /out/failures (none: the soak passed).
+#
+# Load (each with its own exit status, all must end with 0):
+#   scx CI's load     stress-ng -c N -f N --aggressive -M --affinity 1
+#                     --affinity-delay 1 --affinity-pin, as sched-ext/scx's
+#                     CI runs beside each scheduler
+#   hackbench         process groups over pipes, in a loop
+#   wakeups           loehle-wakelat (sleep/wake at 1 ms), in a loop
+#   SCHED_IDLE hogs   chrt --idle 0 stress-ng --cpu N/4
+# Faults:
+#   live switches     a set every 100 ms (loehle-hammer), cycling policy,
+#                     SCHED_IDLE mode, SMT mode, slice and sample rate
+#   CPU hotplug       a random non-boot CPU offline 2-4 s, online 1-3 s
+#   affinity churn    a random stress-ng worker moved to a random CPU mask
+#                     (taskset -p) every 0.2 s
+#   socket hammering  stats, get and a malformed line on one connection
+#                     (loehle-hammer), and ctl stats, ctl get, /metrics and
+#                     top --once in a loop
+# Watched every second: /sys/kernel/sched_ext/state, the daemon's RSS.
+# Pass: the state never leaves `enabled`, the kernel log has no "disabled",
+# stall, BUG or WARNING line, every workload ends with status 0, every
+# switch and well-formed request is answered, the malformed line gets an
+# error reply, and the RSS at the end is within 1 MiB of the RSS after the
+# warm-up (the first minute, or the first third of a shorter soak).
+set -u
+
+. tests/vm/lib/guest.sh
+STATE=/sys/kernel/sched_ext/state
+SCHED=build/scx_loehle
+WAKELAT=build/loehle-wakelat
+HAMMER=build/loehle-hammer
+SOCK=/run/scx_loehle.sock
+OUT=${SOAK_OUT:-/out}
+MINUTES=${SOAK_MINUTES:-10}
+SECS=$((MINUTES * 60))
+NCPUS=$(nproc)
+METRICS=127.0.0.1:9464
+T=/tmp/soak
+mkdir -p "$OUT" "$T"
+: >"$OUT/failures"
+
+fail() { echo "$*" >>"$OUT/failures"; echo "soak: FAIL: $*" >&2; }
+log() { echo "soak: $*" >&2; }
+now() { cut -d. -f1 /proc/uptime; }
+count() { [ -f "$1" ] && wc -l <"$1" || echo 0; }
+# hammer_figure NAME FILE: a figure of loehle-hammer's closing line.
+hammer_figure() { awk -v k="$1" '{ for (i = 1; i < NF; i++) if ($i == k) print $(i + 1) }' "$2"; }
+
+dmesg -c >/dev/null 2>&1
+LAUNCH_PID_FILE=$T/sched.pid
+launch_ready 60 "$T/sched.log" "$SCHED ctl get" -- \
+	"$SCHED" --metrics-addr=$METRICS || {
+	fail "the scheduler did not start: $LAUNCH_ERROR"
+	exit 1
+}
+SCHED_PID=$LAUNCHED_PID
+START=$(now)
+END=$((START + SECS))
+WARM=$((SECS / 3)); [ "$WARM" -gt 60 ] && WARM=60
+running() { [ "$(now)" -lt "$END" ]; }
+log "scheduler $SCHED_PID up; soaking $MINUTES min on $NCPUS CPUs ($(uname -r))"
+
+# ---- load -----------------------------------------------------------------
+stress-ng -c "$NCPUS" -f "$NCPUS" --aggressive -M --affinity 1 --affinity-delay 1 \
+	--affinity-pin -t "${SECS}s" >"$T/stress.log" 2>&1 &
+STRESS=$!
+IDLE_N=$((NCPUS / 4)); [ "$IDLE_N" -gt 0 ] || IDLE_N=1
+chrt --idle 0 stress-ng --cpu "$IDLE_N" --cpu-method int64 \
+	-t "${SECS}s" --quiet >"$T/idle-hogs.log" 2>&1 &
+IDLE_HOGS=$!
+
+# loop NAME CMD...: runs CMD until the end, counting runs and failures.
+loop() {
+	_name=$1; shift
+	while running; do
+		if "$@" >/dev/null 2>>"$T/$_name.err"; then
+			echo >>"$T/$_name.ok"
+		else
+			echo "status $?" >>"$T/$_name.failed"
+		fi
+	done
+}
+loop hackbench hackbench -g 2 -f 10 -l 100 &
+LOOPS=$!
+loop wakeups "$WAKELAT" 1000 500 &
+LOOPS="$LOOPS $!"
+
+# ---- faults ---------------------------------------------------------------
+# A spawn of the CLI takes a few hundred ms under TCG: loehle-hammer keeps
+# one connection open and switches every 100 ms, cycling every policy,
+# SCHED_IDLE mode, SMT mode, slice, claim-retry count and sample rate.
+"$HAMMER" "$SOCK" switch "$SECS" 100 >"$T/switch.out" 2>"$T/switch.err" &
+SWITCHER=$!
+
+hotplug() {
+	while running; do
+		cpu=$((1 + RANDOM % (NCPUS - 1)))
+		f=/sys/devices/system/cpu/cpu$cpu/online
+		if echo 0 >"$f" 2>/dev/null; then
+			echo "$cpu off" >>"$T/hotplug.ok"
+			sleep $((2 + RANDOM % 3))
+			if echo 1 >"$f" 2>/dev/null; then
+				echo "$cpu on" >>"$T/hotplug.ok"
+			else
+				echo "cpu $cpu would not come back" >>"$T/hotplug.failed"
+			fi
+		fi
+		sleep $((1 + RANDOM % 3))
+	done
+}
+[ "$NCPUS" -gt 1 ] && { hotplug & LOOPS="$LOOPS $!"; }
+
+churn() {
+	full=$(( (1 << NCPUS) - 1 ))
+	while running; do
+		pids=$(cat /proc/$STRESS/task/$STRESS/children 2>/dev/null)
+		n=$(echo $pids | wc -w)
+		if [ "$n" -gt 0 ]; then
+			pid=$(echo $pids | awk -v k=$((RANDOM % n + 1)) '{ print $k }')
+			mask=$(( (RANDOM % full) + 1 ))
+			# A worker may have exited, or every CPU of the mask be
+			# offline: the kernel refuses, which is not the scheduler's.
+			if taskset -p "$(printf %x $mask)" "$pid" >/dev/null 2>&1; then
+				echo >>"$T/churn.ok"
+			else
+				echo >>"$T/churn.refused"
+			fi
+		fi
+		sleep 0.2
+	done
+}
+churn &
+LOOPS="$LOOPS $!"
+
+# stats, get and a malformed line in turn on one connection, as fast as
+# the replies come; beside it, the CLI, /metrics and top in a loop.
+"$HAMMER" "$SOCK" requests "$SECS" >"$T/requests.out" 2>"$T/requests.err" &
+REQUESTER=$!
+request() {
+	_name=$1; shift
+	if "$@" >/dev/null 2>>"$T/cli.err"; then
+		echo >>"$T/cli.ok"
+	else
+		echo "$_name" >>"$T/cli.failed"
+	fi
+}
+cli() {
+	while running; do
+		request "ctl stats" "$SCHED" ctl stats
+		request "ctl get" "$SCHED" ctl get
+		request metrics wget -q -O /dev/null "http://$METRICS/metrics"
+		request "top --once" "$SCHED" top --once
+	done
+}
+cli &
+LOOPS="$LOOPS $!"
+
+# ---- watch ----------------------------------------------------------------
+: >"$OUT/rss.tsv"
+not_enabled=0 samples=0 rss_warm=''
+while running; do
+	t=$(($(now) - START))
+	s=$(cat "$STATE" 2>/dev/null)
+	samples=$((samples + 1))
+	[ "$s" = enabled ] || not_enabled=$((not_enabled + 1))
+	pid_alive "$SCHED_PID" || { fail "the scheduler died at ${t}s (log: $(log_tail "$T/sched.log" 5))"; break; }
+	rss=$(awk '/^VmRSS/ { print $2 }' "/proc/$SCHED_PID/status" 2>/dev/null)
+	printf '%s\t%s\t%s\n' "$t" "${rss:-0}" "$s" >>"$OUT/rss.tsv"
+	[ -z "$rss_warm" ] && [ "$t" -ge "$WARM" ] && rss_warm=$rss
+	if [ $((samples % 30)) -eq 0 ]; then
+		log "${t}s: state $s, daemon RSS ${rss:-?} kB, $(count "$T/hotplug.ok") hotplug events, $(count "$T/hackbench.ok") hackbench runs"
+	fi
+	sleep 1
+done
+rss_end=${rss:-0}
+rss_start=$(awk 'NR == 1 { print $2 }' "$OUT/rss.tsv")
+
+# ---- wind down --------------------------------------------------------------
+for p in $LOOPS; do wait "$p" 2>/dev/null; done
+wait "$SWITCHER" || fail "switches: $(cat "$T/switch.out") ($(head -n 2 "$T/switch.err" | tr '\n' '|'))"
+wait "$REQUESTER" || fail "requests: $(cat "$T/requests.out") ($(head -n 2 "$T/requests.err" | tr '\n' '|'))"
+wait "$STRESS"; rc=$?
+[ "$rc" -eq 0 ] || fail "scx CI's stress-ng load exited with status $rc ($(tail -n 2 "$T/stress.log" | tr '\n' '|'))"
+wait "$IDLE_HOGS"; rc=$?
+[ "$rc" -eq 0 ] || fail "the SCHED_IDLE hogs exited with status $rc"
+for f in /sys/devices/system/cpu/cpu*/online; do
+	[ "$(cat "$f")" = 1 ] || echo 1 >"$f"
+done
+drops=$("$SCHED" ctl stats --json 2>/dev/null | sed -n 's/.*"drops_total":\([0-9]*\).*/\1/p')
+followed=$("$SCHED" ctl stats --json 2>/dev/null | sed -n 's/.*"hotplug_events":\([0-9]*\).*/\1/p')
+generation=$("$SCHED" ctl get 2>/dev/null | sed -n 's/^generation \([0-9]*\):.*/\1/p')
+if pid_alive "$SCHED_PID"; then
+	stop_launched "$SCHED_PID"; rc=$?
+	[ "$rc" -eq 0 ] || fail "the scheduler exited with status $rc on SIGINT (log: $(log_tail "$T/sched.log" 5))"
+fi
+
+kernel_log=$(dmesg | grep -E 'BPF scheduler "loehle" disabled|runnable task stall|BUG:|WARNING:' |
+	grep -v 'disabled (unregistered from user space)')
+ejections=$(dmesg | grep -c 'BPF scheduler "loehle" disabled' )
+ejections=$((ejections - $(dmesg | grep -c 'disabled (unregistered from user space)')))
+stalls=$(dmesg | grep -c 'runnable task stall')
+[ -z "$kernel_log" ] || fail "kernel log: $(echo "$kernel_log" | head -n 3 | tr '\n' '|')"
+[ "$not_enabled" -eq 0 ] || fail "state not enabled in $not_enabled of $samples samples"
+grep -q restarted "$T/sched.log" && fail "the scheduler reloaded: $(grep restarted "$T/sched.log" | head -n 1)"
+for w in hackbench wakeups; do
+	[ "$(count "$T/$w.failed")" -eq 0 ] || fail "$w failed $(count "$T/$w.failed") of $(( $(count "$T/$w.ok") + $(count "$T/$w.failed") )) runs: $(head -n 2 "$T/$w.err" | tr '\n' '|')"
+	[ "$(count "$T/$w.ok")" -gt 0 ] || fail "$w never completed a run"
+done
+[ "$(count "$T/cli.failed")" -eq 0 ] || fail "$(count "$T/cli.failed") CLI requests failed ($(sort "$T/cli.failed" | uniq -c | tr '\n' ' ')): $(head -n 2 "$T/cli.err" | tr '\n' '|')"
+[ "$(count "$T/hotplug.failed")" -eq 0 ] || fail "$(head -n 1 "$T/hotplug.failed")"
+if [ -n "$rss_warm" ] && [ "$rss_end" -gt $((rss_warm + 1024)) ]; then
+	fail "daemon RSS grew after the warm-up: $rss_warm -> $rss_end kB"
+fi
+
+# One figure per line: the host prints the table.
+{
+	printf 'minutes\t%s\n' "$MINUTES"
+	printf 'kernel\t%s\n' "$(uname -r)"
+	printf 'cpus\t%s\n' "$NCPUS"
+	printf 'ejections\t%s\n' "$ejections"
+	printf 'stalls\t%s\n' "$stalls"
+	printf 'state samples not enabled\t%s of %s\n' "$not_enabled" "$samples"
+	printf 'hotplug events (followed by the scheduler)\t%s (%s)\n' "$(count "$T/hotplug.ok")" "${followed:-?}"
+	printf 'switches (last generation)\t%s (%s)\n' "$(hammer_figure ok "$T/switch.out")" "${generation:-?}"
+	printf 'socket requests answered: hammer, CLI and /metrics\t%s, %s\n' "$(hammer_figure ok "$T/requests.out")" "$(count "$T/cli.ok")"
+	printf 'affinity moves (refused by the kernel)\t%s (%s)\n' "$(count "$T/churn.ok")" "$(count "$T/churn.refused")"
+	printf 'hackbench runs\t%s\n' "$(count "$T/hackbench.ok")"
+	printf 'wakeup runs\t%s\n' "$(count "$T/wakeups.ok")"
+	printf 'event drops\t%s\n' "${drops:-?}"
+	printf 'errors\t%s\n' "$(count "$OUT/failures")"
+	printf 'daemon RSS kB: start, after warm-up, end\t%s, %s, %s\n' "$rss_start" "${rss_warm:-?}" "$rss_end"
+} >"$OUT/summary.tsv"
+cp "$T/sched.log" "$OUT/sched.log" 2>/dev/null
+dmesg >"$OUT/dmesg.txt" 2>/dev/null
+[ ! -s "$OUT/failures" ]
