@@ -58,6 +58,11 @@
  * ops.cpu_online flip that flag, so a CPU leaving or coming back costs no
  * reload (without them the kernel unloads the scheduler on every hotplug);
  * hotplug.online mirrors the flags for the loader, which shows them. A CPU
+ * going offline runs only its local and the kernel's global DSQ, so
+ * cpu_offline hands the tasks of our queues that only it may run to the
+ * global DSQ, where the kernel finds them and moves them on (breaking
+ * their affinity, as it does for any task of a dying CPU); per-CPU kthreads
+ * never enter our queues at all (loehle/queue.h). A CPU
  * that was offline when the loader read the topology has no known core,
  * LLC or node, so its coming online asks for a reload instead
  * (loehle_cpu_online_needs_reload). A change between the loader's topology
@@ -1363,9 +1368,28 @@ void LOEHLE_STRUCT_OPS(loehle_cpu_online, s32 cpu)
 	__sync_fetch_and_add(&hotplug.events, 1);
 }
 
+/* Hands queue `dsq`'s tasks that only `cpu` may run to the global DSQ. */
+static __always_inline void rehome_stranded(u64 dsq, s32 cpu)
+{
+	struct task_struct *p;
+
+	bpf_for_each(scx_dsq, p, dsq, 0) {
+		if (loehle_stranded_by_offline(p->nr_cpus_allowed,
+					       bpf_cpumask_test_cpu(cpu, p->cpus_ptr)))
+			scx_bpf_dsq_move(LOEHLE_DSQ_ITER, p, SCX_DSQ_GLOBAL, 0);
+	}
+}
+
 void LOEHLE_STRUCT_OPS(loehle_cpu_offline, s32 cpu)
 {
+	u32 llc;
+
 	set_cpu_online(cpu, false);
+	/* Tasks pinned to it would never run from our queues (loehle/queue.h). */
+	bpf_for(llc, 0, nr_llcs) {
+		rehome_stranded(llc, cpu);
+		rehome_stranded(IDLE_DSQ(llc), cpu);
+	}
 	__sync_fetch_and_add(&hotplug.events, 1);
 }
 

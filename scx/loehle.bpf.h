@@ -39,6 +39,9 @@
 #define ENOMEM	12
 #endif
 
+/* The iterator of libbpf's bpf_for_each(), for scx_bpf_dsq_move(). */
+#define LOEHLE_DSQ_ITER		(&___it)
+
 /* task_struct.flags: a kernel thread (include/linux/sched.h). */
 #define PF_KTHREAD	0x00200000
 

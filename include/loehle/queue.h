@@ -162,4 +162,21 @@ static inline int loehle_goes_local(int is_kthread, __u32 nr_cpus_allowed)
 	return is_kthread && nr_cpus_allowed == 1;
 }
 
+/*
+ * A CPU is going offline: must this task, waiting in a BPF queue, leave it
+ * for the kernel's global DSQ? When the CPU was the only one it may run
+ * on. A CPU on its way offline consumes only its local and the global
+ * DSQ, and the kernel moves a dying CPU's tasks elsewhere (breaking their
+ * affinity) only from its local DSQ; left in a BPF queue such a task never
+ * runs again (seen: a stress-ng affinity worker pinned to CPU 2, 38 s, the
+ * scheduler ejected). Tasks allowed elsewhere are taken by other CPUs. A
+ * mask whose every CPU is offline, with more than one CPU in it, is not
+ * caught here.
+ */
+static inline int loehle_stranded_by_offline(__u32 nr_cpus_allowed,
+					     int allowed_on_cpu)
+{
+	return nr_cpus_allowed == 1 && allowed_on_cpu;
+}
+
 #endif /* LOEHLE_QUEUE_H */

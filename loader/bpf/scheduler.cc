@@ -1,6 +1,7 @@
 #include "loader/bpf/scheduler.h"
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <unistd.h>
 
@@ -184,6 +185,15 @@ class LibbpfLogCapture {
 
 }  // namespace
 
+bool KernelFollowsHotplug() {
+  struct btf* vmlinux = btf__load_vmlinux_btf();
+  if (vmlinux == nullptr) return false;
+  const bool newer =
+      btf__find_by_name_kind(vmlinux, "scx_bpf_task_set_dsq_vtime", BTF_KIND_FUNC) >= 0;
+  btf__free(vmlinux);
+  return newer;
+}
+
 absl::StatusOr<std::unique_ptr<Scheduler>> Scheduler::Start(
     const Topology& topology, const Options& options) {
   if (absl::Status ok = CheckSchedExtAvailable(options.sysfs_root, geteuid());
@@ -251,6 +261,16 @@ absl::Status Scheduler::Open(const Topology& topology, const Options& options) {
   // The topology was read under this hotplug sequence number: if a CPU
   // came or went since, the kernel refuses the attach with a restart.
   skel_->struct_ops.loehle_ops->hotplug_seq = topology.hotplug_seq;
+  follows_hotplug_ = KernelFollowsHotplug();
+  if (!follows_hotplug_) {
+    // Without the two callbacks the kernel unloads us on every hotplug
+    // with a restart request, and the daemon reloads (Documentation/
+    // design.md, "Hotplug").
+    skel_->struct_ops.loehle_ops->cpu_online = nullptr;
+    skel_->struct_ops.loehle_ops->cpu_offline = nullptr;
+    bpf_program__set_autoload(skel_->progs.loehle_cpu_online, false);
+    bpf_program__set_autoload(skel_->progs.loehle_cpu_offline, false);
+  }
   // Attached by AttachIdleStateTrackingFor() only where it is wanted.
   bpf_program__set_autoattach(skel_->progs.loehle_cpu_idle, false);
   has_exit_latencies_ = HasExitLatencies(topology);

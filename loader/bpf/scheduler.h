@@ -90,6 +90,15 @@ std::vector<std::string> KfuncVariantNames(uint32_t compat_flags);
 // `have_exit_latencies` is HasExitLatencies() of the topology.
 bool WantsIdleStateTracking(bool have_exit_latencies, const Settings& settings);
 
+// Whether the scheduler follows CPU hotplug in place (ops.cpu_online and
+// ops.cpu_offline). On 6.18 a CPU going offline with the callbacks present
+// left its own kthreads unrun (ksoftirqd/3 in an LLC queue, then cpuhp/4
+// in its local DSQ on an idle CPU: 30 s stalls, the hotplug hung) where 7.x
+// runs them, so there the callbacks are left out and the kernel's restart
+// request reloads the scheduler instead (about 1.5 s under TCG). Told
+// apart by a kfunc that 7.x has and 6.18 lacks, from the kernel's BTF.
+bool KernelFollowsHotplug();
+
 class Scheduler {
  public:
   struct Options {
@@ -163,6 +172,9 @@ class Scheduler {
   // of the active settings; Start() and Apply() attach or detach it).
   bool idle_state_tracking() const { return idle_state_link_ != nullptr; }
 
+  // KernelFollowsHotplug() at Start().
+  bool follows_hotplug() const { return follows_hotplug_; }
+
  private:
   Scheduler() = default;
   absl::StatusOr<GenerationStats> ReadLiveGeneration(uint32_t generation) const;
@@ -177,6 +189,7 @@ class Scheduler {
   std::unique_ptr<EventReader> events_;
   struct bpf_link* idle_state_link_ = nullptr;  // the cpu_idle tracepoint
   bool has_exit_latencies_ = false;
+  bool follows_hotplug_ = false;
   int run_time_stats_fd_ = -1;
   int nr_cpus_ = 0;
   int nr_possible_ = 0;

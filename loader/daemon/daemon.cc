@@ -384,6 +384,10 @@ absl::Status RunDaemon(const DaemonOptions& options) {
           SettingsLabel(options.settings).c_str(),
           DescribeTopology(daemon.topology()).c_str(),
           timing.load_s + timing.attach_s, timing.load_s, timing.attach_s);
+  fprintf(stderr, "scx_loehle: CPU hotplug: %s\n",
+          daemon.scheduler().follows_hotplug()
+              ? "followed in place"
+              : "reloads (this kernel's sched_ext strands a dying CPU's kthreads)");
   fprintf(stderr, "scx_loehle: kfuncs: %s\n",
           absl::StrJoin(KfuncVariantNames(daemon.scheduler().compat_flags()),
                         ", ")

@@ -25,7 +25,7 @@
 # stall, BUG or WARNING line, every workload ends with status 0, every
 # switch and well-formed request is answered, the malformed line gets an
 # error reply, and the RSS at the end is within 1 MiB of the RSS after the
-# warm-up (the first minute, or the first third of a shorter soak).
+# warm-up (the first minute, or the first half of a shorter soak).
 set -u
 
 . tests/vm/lib/guest.sh
@@ -60,7 +60,7 @@ launch_ready 60 "$T/sched.log" "$SCHED ctl get" -- \
 SCHED_PID=$LAUNCHED_PID
 START=$(now)
 END=$((START + SECS))
-WARM=$((SECS / 3)); [ "$WARM" -gt 60 ] && WARM=60
+WARM=60; [ "$WARM" -gt $((SECS / 2)) ] && WARM=$((SECS / 2))
 running() { [ "$(now)" -lt "$END" ]; }
 log "scheduler $SCHED_PID up; soaking $MINUTES min on $NCPUS CPUs ($(uname -r))"
 
@@ -112,7 +112,15 @@ hotplug() {
 		sleep $((1 + RANDOM % 3))
 	done
 }
-[ "$NCPUS" -gt 1 ] && { hotplug & LOOPS="$LOOPS $!"; }
+# Only where the scheduler follows hotplug in place: elsewhere (6.18) each
+# change reloads it by design, which the vm tier's hotplug case checks.
+if grep -q 'CPU hotplug: followed in place' "$T/sched.log"; then
+	HOTPLUG="every few seconds"
+	[ "$NCPUS" -gt 1 ] && { hotplug & LOOPS="$LOOPS $!"; }
+else
+	HOTPLUG="skipped: this kernel reloads the scheduler on hotplug"
+	log "CPU hotplug $HOTPLUG"
+fi
 
 churn() {
 	full=$(( (1 << NCPUS) - 1 ))
@@ -224,7 +232,7 @@ fi
 	printf 'ejections\t%s\n' "$ejections"
 	printf 'stalls\t%s\n' "$stalls"
 	printf 'state samples not enabled\t%s of %s\n' "$not_enabled" "$samples"
-	printf 'hotplug events (followed by the scheduler)\t%s (%s)\n' "$(count "$T/hotplug.ok")" "${followed:-?}"
+	printf 'hotplug events (followed by the scheduler)\t%s (%s; %s)\n' "$(count "$T/hotplug.ok")" "${followed:-?}" "$HOTPLUG"
 	printf 'switches (last generation)\t%s (%s)\n' "$(hammer_figure ok "$T/switch.out")" "${generation:-?}"
 	printf 'socket requests answered: hammer, CLI and /metrics\t%s, %s\n' "$(hammer_figure ok "$T/requests.out")" "$(count "$T/cli.ok")"
 	printf 'affinity moves (refused by the kernel)\t%s (%s)\n' "$(count "$T/churn.ok")" "$(count "$T/churn.refused")"

@@ -35,6 +35,12 @@ TEST(QueueGoesLocal, PerCpuKthreadsOnly) {
   EXPECT_FALSE(loehle_goes_local(0, 1));  // a user task pinned by taskset
 }
 
+TEST(QueueStrandedByOffline, OnlyTasksThatMayRunThereAlone) {
+  EXPECT_TRUE(loehle_stranded_by_offline(1, 1));
+  EXPECT_FALSE(loehle_stranded_by_offline(1, 0));  // pinned elsewhere
+  EXPECT_FALSE(loehle_stranded_by_offline(4, 1));  // other CPUs take it
+}
+
 TEST(QueueDispatchPlan, NormalWorkBeforeIdleWork) {
   using V = std::vector<int>;
   EXPECT_EQ(Plan(false, false, false),

@@ -236,7 +236,31 @@ case_bad_input() {
 # restart, generation 1, one "enabled" in the kernel log, state enabled;
 # while CPU 3 is offline a fork load gives it no picks and the stats
 # topology shows it offline; once back it shows online and takes fork
-# picks again; hotplug_events counts all twelve changes.
+# picks again; hotplug_events counts all twelve changes. On a kernel where
+# the scheduler reloads instead (KernelFollowsHotplug, loader/bpf/
+# scheduler.h: 6.18), each change reloads it under the next generation.
+hotplug_reloads() {
+	cpu=$1
+	echo 0 >/sys/devices/system/cpu/cpu$cpu/online || fail "cannot take CPU $cpu offline"
+	n=0
+	until grep -q 'restarted' /tmp/sched.log; do
+		n=$((n + 1)); [ $n -lt 300 ] || fail "no reload within 30 s after CPU $cpu went offline (log: $(log_tail /tmp/sched.log 3))"
+		sleep 0.1
+	done
+	wait_state enabled 30 || fail "state is '$(cat "$STATE")' after the reload"
+	echo 1 >/sys/devices/system/cpu/cpu$cpu/online || fail "cannot bring CPU $cpu back"
+	n=0
+	until [ "$(grep -c restarted /tmp/sched.log)" -ge 2 ]; do
+		n=$((n + 1)); [ $n -lt 300 ] || fail "no reload within 30 s after CPU $cpu came back"
+		sleep 0.1
+	done
+	wait_state enabled 30 || fail "state is '$(cat "$STATE")' after the second reload"
+	get=$("$SCHED" ctl get) || fail "ctl get failed after the reloads"
+	case $get in "generation 3: "*) ;; *) fail "expected generation 3 after two reloads: $get" ;; esac
+	echo "this kernel reloads on hotplug: two reloads, now $(echo "$get" | head -n 1 | cut -c1-40)"
+	stress-ng --fork 2 -t 2 --quiet || fail "stress-ng failed after the reloads"
+	stop_sched
+}
 cpu_online_in_stats() {
 	"$SCHED" ctl stats --json | tr '{' '\n' |
 		sed -n "s/^\"core\":[0-9]*,\"cpu\":$1,.*\"online\":\([a-z]*\).*/\1/p"
@@ -248,6 +272,10 @@ case_hotplug_without_reload() {
 	cpu=3
 	enabled_before=$(dmesg | grep -c 'BPF scheduler "loehle" enabled')
 	start_sched
+	if ! grep -q 'CPU hotplug: followed in place' /tmp/sched.log; then
+		hotplug_reloads $cpu
+		return
+	fi
 	stress-ng --cpu 8 --cpu-method int64 -t 45 --quiet &
 	load=$!
 	round=0
