@@ -1072,8 +1072,9 @@ void LOEHLE_STRUCT_OPS(loehle_enqueue, struct task_struct *p, u64 enq_flags)
 	st = stats_for(cfg.generation);
 	stat_add(st, LOEHLE_STAT_ENQUEUE, 1);
 
-	/* Per-CPU kthreads: their own CPU, at once (loehle/queue.h). */
-	if (loehle_goes_local(!!(p->flags & PF_KTHREAD), p->nr_cpus_allowed)) {
+	/* Per-CPU kthreads: their own CPU, next (loehle/queue.h). */
+	if (loehle_goes_local(!!(p->flags & PF_KTHREAD), p->nr_cpus_allowed) &&
+	    bpf_cpumask_test_cpu(cpu, p->cpus_ptr)) {
 		loehle_dsq_insert(p, SCX_DSQ_LOCAL, cfg.slice_ns, enq_flags);
 		return;
 	}

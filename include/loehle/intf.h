@@ -170,7 +170,8 @@ struct loehle_cpu_lists {
 /*
  * CPU hotplug as the scheduler followed it (ops.cpu_online/cpu_offline),
  * in .bss for the loader: online[] has bit cpu % 64 of word cpu / 64 set
- * for every CPU the scans may offer; events counts the callbacks.
+ * for every CPU the scans may offer; events counts the changes followed
+ * (a CPU unknown at load coming online reloads instead, uncounted).
  */
 #define LOEHLE_ONLINE_WORDS	(LOEHLE_MAX_CPUS / 64)
 struct loehle_hotplug {

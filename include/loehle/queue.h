@@ -154,8 +154,9 @@ static inline __s32 loehle_preempt_for(int task_idle_work, __s32 own_cpu,
  * only its local DSQ and the kernel's global one, never a BPF queue. A
  * ksoftirqd that had to park itself for the hotplug, left in an LLC queue,
  * never ran: a 33 s stall on 6.18 with CPU 3 flapping, the hotplug hung.
- * They run at once, as the kernel's per-CPU work usually must; they are
- * short.
+ * They run next on their CPU, ahead of the LLC queues (FIFO, no preemption
+ * of the running task), as the kernel's per-CPU work usually must; they
+ * are short.
  */
 static inline int loehle_goes_local(int is_kthread, __u32 nr_cpus_allowed)
 {

@@ -396,8 +396,9 @@ Scheduler::OnlineCpus Scheduler::Online() const {
   OnlineCpus view;
   view.hotplug_events =
       __atomic_load_n(&skel_->bss->hotplug.events, __ATOMIC_ACQUIRE);
-  view.online.resize(nr_possible_);
-  for (int cpu = 0; cpu < nr_possible_; ++cpu) {
+  const int cpus = std::min(nr_possible_, LOEHLE_ONLINE_WORDS * 64);
+  view.online.resize(cpus);
+  for (int cpu = 0; cpu < cpus; ++cpu) {
     const uint64_t word = __atomic_load_n(&skel_->bss->hotplug.online[cpu / 64],
                                           __ATOMIC_RELAXED);
     view.online[cpu] = (word >> (cpu % 64)) & 1;

@@ -35,8 +35,7 @@ nlohmann::json TopologyJson(int nodes, int llcs_per_node, int cores, int smt) {
     }
   }
   return {{"cpus", cpus}, {"nr_llcs", nodes * llcs_per_node},
-          {"nr_nodes", nodes}, {"smt_active", smt > 1}, {"latency_source", "none"},
-          {"hotplug_events", 0}};
+          {"nr_nodes", nodes}, {"smt_active", smt > 1}, {"latency_source", "none"}};  // no hotplug_events: an older daemon
 }
 
 // A reply as the daemon sends it, parsed as every client parses it.

@@ -196,7 +196,8 @@ void ReadTopology(Fields& parent, TopologyInfo* out) {
   fields.Read("nr_nodes", &out->nr_nodes);
   fields.Read("smt_active", &out->smt_active);
   fields.Read("latency_source", &out->latency_source);
-  fields.Read("hotplug_events", &out->hotplug_events);
+  // Absent from the replies of daemons older than hotplug support: 0.
+  if (fields.Has("hotplug_events")) fields.Read("hotplug_events", &out->hotplug_events);
   for (size_t i = 0; fields.ok() && i < cpus.size(); ++i) {
     Fields cpu(cpus[i], absl::StrCat(fields.Path("cpus"), "[", i, "]"));
     CpuInfo info;

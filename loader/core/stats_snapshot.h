@@ -62,7 +62,8 @@ struct TopologyInfo {
   bool smt_active = false;
   std::string latency_source;  // "sysfs", "file:<path>", "none"
   // CPUs that went offline or came online since the scheduler attached,
-  // followed without a reload (cpus[].online shows the result).
+  // followed without a reload (cpus[].online shows the result). Absent
+  // from an older daemon's reply: 0.
   uint64_t hotplug_events = 0;
 
   std::vector<int> OnlineCpus() const;

@@ -372,27 +372,46 @@ TEST_F(ControlServiceTest, ClientsIdleForTheTimeoutAreClosed) {
 // timeout between bytes) is closed once its line is older than the
 // deadline; a client that finishes its lines in time is not.
 TEST_F(ControlServiceTest, ALineMustCompleteWithinTheDeadline) {
-  server_->set_line_deadline(std::chrono::milliseconds(150));
+  server_->set_line_deadline(std::chrono::milliseconds(400));
   RawClient trickle(path_, server_.get());
   RawClient prompt(path_, server_.get());
   for (int i = 0; i < 20 && server_->client_count() < 2; ++i) server_->Poll(5);
   ASSERT_EQ(server_->client_count(), 2u);
-  // Four bytes 30 ms apart (never idle), then the line is past 150 ms.
+  // Four bytes 60 ms apart (never idle), then the line is past 400 ms.
   for (const char c : std::string("{\"cm")) {
     trickle.Send(std::string(1, c));
-    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    std::this_thread::sleep_for(std::chrono::milliseconds(60));
     server_->Poll(1);
   }
-  std::this_thread::sleep_for(std::chrono::milliseconds(60));
+  std::this_thread::sleep_for(std::chrono::milliseconds(250));
   EXPECT_EQ(trickle.ReadLine(),
-            R"({"error":"closed: a request line took longer than 150 ms","ok":false})");
+            R"({"error":"closed: a request line took longer than 400 ms","ok":false})");
   EXPECT_TRUE(trickle.SeesEof());
   // Complete lines, even many in a row, never trip it.
   for (int i = 0; i < 4; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(60));
+    std::this_thread::sleep_for(std::chrono::milliseconds(150));
     EXPECT_EQ(prompt.Ask("{\"cmd\":\"get\"}\n")["ok"], true);
   }
   EXPECT_EQ(server_->client_count(), 1u);
+}
+
+// An oversized line being discarded is still one line: trickling its tail
+// does not hold the slot past the deadline either.
+TEST_F(ControlServiceTest, AnOversizedLineMustEndWithinTheDeadlineToo) {
+  server_->set_line_deadline(std::chrono::milliseconds(400));
+  RawClient trickle(path_, server_.get());
+  trickle.Send(std::string(JsonLineServer::kMaxRequestLine + 10, 'x'));
+  EXPECT_EQ(trickle.ReadLine(),
+            R"({"error":"request line longer than 65536 bytes","ok":false})");
+  for (int i = 0; i < 4; ++i) {
+    trickle.Send("x");
+    std::this_thread::sleep_for(std::chrono::milliseconds(60));
+    server_->Poll(1);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  EXPECT_EQ(trickle.ReadLine(),
+            R"({"error":"closed: a request line took longer than 400 ms","ok":false})");
+  EXPECT_TRUE(trickle.SeesEof());
 }
 
 TEST_F(ControlServiceTest, SocketModeIs0600) {

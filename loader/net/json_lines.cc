@@ -321,7 +321,7 @@ void JsonLineServer::CloseIdleClients() {
       SendBestEffort(client->fd,
                      client->protocol->ErrorReply("closed: idle for too long"));
       client->failed = true;
-    } else if (!client->input.empty() && !client->discarding &&
+    } else if ((!client->input.empty() || client->discarding) &&
                now - client->line_started >= line_deadline_) {
       SendBestEffort(client->fd,
                      client->protocol->ErrorReply(absl::StrFormat(
@@ -349,7 +349,11 @@ void JsonLineServer::ReadFrom(Client& client) {
       client.closing = true;
       break;
     }
-    if (client.input.empty()) client.line_started = client.last_activity;
+    // An oversized line being discarded keeps its start: it is still one
+    // line, and must end within the deadline too.
+    if (client.input.empty() && !client.discarding) {
+      client.line_started = client.last_activity;
+    }
     client.input.append(buffer, static_cast<size_t>(n));
     ConsumeLines(client, /*at_eof=*/false);
   }
@@ -374,7 +378,7 @@ void JsonLineServer::ConsumeLines(Client& client, bool at_eof) {
   }
   client.input.erase(0, start);
   // What is left began with this read.
-  if (start > 0) client.line_started = client.last_activity;
+  if (start > 0 && !client.discarding) client.line_started = client.last_activity;
 
   if (client.discarding) {
     client.input.clear();

@@ -65,13 +65,26 @@ void Check(const loehle::Topology& topo) {
   }
 }
 
+// The tree of the last input, removed when the fuzzer exits.
+std::string TreeRoot() {
+  static const std::string root =
+      (std::filesystem::is_directory("/dev/shm") ? "/dev/shm" : "/tmp") +
+      std::string("/loehle-fuzz-topology.") + std::to_string(getpid());
+  return root;
+}
+void RemoveTree() {
+  std::error_code error;
+  std::filesystem::remove_all(TreeRoot(), error);
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const std::vector<std::string> files = Files();
-  static const std::string root =
-      (std::filesystem::is_directory("/dev/shm") ? "/dev/shm" : "/tmp") +
-      std::string("/loehle-fuzz-topology.") + std::to_string(getpid());
+  // TreeRoot() first: its string must outlive the exit handler.
+  static const bool cleanup_registered = (TreeRoot(), atexit(RemoveTree), true);
+  (void)cleanup_registered;
+  const std::string root = TreeRoot();
   std::error_code error;
   std::filesystem::remove_all(root, error);
   size_t start = 0;

@@ -34,12 +34,20 @@ case_kill9() {
 	stress-ng --fork 2 -t 4 --quiet &
 	load=$!
 	sleep 1
+	t0=$(cut -d' ' -f1 /proc/uptime)
 	kill -9 "$SCHED_PID"
 	wait "$SCHED_PID" 2>/dev/null
 	rm -f "$SCHED_PID_FILE"
 	SCHED_PID=
 	wait_state disabled 2 || fail "state stays '$(cat "$STATE")' 2 s after kill -9 of the loader"
+	t1=$(cut -d' ' -f1 /proc/uptime)
 	wait "$load" || fail "stress-ng --fork 2 -t 4 failed across the kill -9 (status $?)"
+	# The killed daemon left its socket file: the next start replaces it.
+	[ -S /run/scx_loehle.sock ] || fail "no stale socket left to reuse"
+	start_sched
+	"$SCHED" ctl get >/dev/null || fail "the next start does not answer on the reused socket"
+	stop_sched
+	echo "state disabled $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }') s after kill -9 (bound 2 s); the next start reused the stale socket"
 }
 
 # Expected topology: LOEHLE_EXPECT_TOPO=cpus:smt:nodes[:llcs] (llcs defaults

@@ -22,10 +22,12 @@
  *
  * SECONDS bounds the run (switch and requests run that long). Prints one
  * line, "sent S ok K errors E refused R unanswered U", where errors are
- * error replies to well-formed requests (and accepted malformed lines) and
- * unanswered are requests without a reply when the connection ended. Exit 0
- * when errors and unanswered are 0 (no-read and connect-drop: when the
- * daemon still answers a `get` on a fresh connection afterwards), 1
+ * error replies to well-formed requests (and accepted malformed lines),
+ * refused are connections turned away with a reason, and unanswered are
+ * requests without a reply when the connection ended. Exit 0 when errors
+ * and unanswered are 0, no connection of switch or requests was refused or
+ * ended early, no-read's connection was dropped, and (no-read,
+ * connect-drop) a fresh connection's `get` is answered afterwards; 1
  * otherwise, 2 on bad arguments.
  */
 #include <errno.h>
@@ -231,8 +233,11 @@ static int run_in_turn(double seconds, const char *const *lines,
 	while (now_s() < end) {
 		int k = i++ % n;
 
-		if (send_line(&c, lines[k]) < 0 || await_reply(&c, judges[k]) < 0)
-			break;
+		if (send_line(&c, lines[k]) < 0 || await_reply(&c, judges[k]) < 0) {
+			fprintf(stderr, "loehle-hammer: the connection ended after %ld requests\n", i);
+			finish(&c);
+			return -1;
+		}
 		if (pause_ms > 0)
 			nanosleep(&pause, NULL);
 	}
@@ -272,6 +277,8 @@ static int run_clients(double seconds, int n, long requests)
 	for (i = 0; i < n; i++) {
 		if (open_conn(&conns[i]) < 0)
 			return -1;
+		/* A turned-away client must not block; it reads its refusal. */
+		fcntl(conns[i].fd, F_SETFL, O_NONBLOCK);
 		conns[i].left = requests;
 		open++;
 	}
@@ -281,24 +288,31 @@ static int run_clients(double seconds, int n, long requests)
 
 			if (c->fd >= 0 && c->owed == 0 && c->left > 0 && !c->refused) {
 				if (send_line(c, "{\"cmd\":\"get\"}\n") < 0) {
-					finish(c);
-					open--;
-					continue;
+					/* Closed on us: its refusal line may wait unread. */
+					read_replies(c, judge_well_formed);
+					if (!c->refused)
+						unanswered++;
+					c->refused = 1;
+				} else {
+					c->left--;
 				}
-				c->left--;
 			}
 			if (c->fd >= 0 && ((c->left == 0 && c->owed == 0) || c->refused)) {
 				finish(c);
 				open--;
 			}
-			polls[i].fd = c->fd;
+			polls[i].fd = c->fd;	/* -1 once finished: poll skips it */
 			polls[i].events = POLLIN;
 			polls[i].revents = 0;
 		}
-		if (poll(polls, n, REPLY_TIMEOUT_MS) <= 0)
+		if (open == 0)
 			break;
+		if (poll(polls, n, REPLY_TIMEOUT_MS) <= 0) {
+			fprintf(stderr, "loehle-hammer: no reply for %d ms\n", REPLY_TIMEOUT_MS);
+			break;
+		}
 		for (i = 0; i < n; i++) {
-			if (conns[i].fd < 0 || !(polls[i].revents & (POLLIN | POLLHUP)))
+			if (conns[i].fd < 0 || !(polls[i].revents & (POLLIN | POLLHUP | POLLERR)))
 				continue;
 			if (read_replies(&conns[i], judge_well_formed) < 0) {
 				finish(&conns[i]);
@@ -316,15 +330,41 @@ static int still_answers(void)
 {
 	struct conn c;
 
+	long ok_before = ok;
+
 	if (open_conn(&c) < 0)
 		return -1;
 	if (send_line(&c, "{\"cmd\":\"get\"}\n") < 0 ||
-	    await_reply(&c, judge_well_formed) < 0) {
+	    await_reply(&c, judge_well_formed) < 0 || ok != ok_before + 1) {
 		finish(&c);
 		fprintf(stderr, "loehle-hammer: no answer to a get after the abuse\n");
 		return -1;
 	}
 	finish(&c);
+	return 0;
+}
+
+/*
+ * Does the server close a connection whose replies nobody reads? Reads
+ * what is left until EOF or a reset, at most 10 s.
+ */
+static int dropped(struct conn *c)
+{
+	struct pollfd p = { .fd = c->fd, .events = POLLIN };
+	char chunk[65536];
+	double end = now_s() + 10;
+
+	while (now_s() < end) {
+		ssize_t r;
+
+		if (poll(&p, 1, 1000) <= 0)
+			continue;
+		r = read(c->fd, chunk, sizeof(chunk));
+		if (r == 0 || (r < 0 && errno == ECONNRESET))
+			return 1;
+		if (r < 0 && errno != EAGAIN && errno != EINTR)
+			return 1;
+	}
 	return 0;
 }
 
@@ -361,6 +401,11 @@ static int run_no_read(double seconds, int n)
 			break;	/* the server dropped us: what it should do */
 	nanosleep(&pause, NULL);
 	c.refused = 1;	/* unread replies are the point here */
+	if (!dropped(&c)) {
+		fprintf(stderr, "loehle-hammer: the server kept a client that never reads\n");
+		finish(&c);
+		return -1;
+	}
 	finish(&c);
 	return still_answers();
 }
@@ -409,5 +454,8 @@ int main(int argc, char **argv)
 	}
 	printf("sent %ld ok %ld errors %ld refused %ld unanswered %ld\n",
 	       sent, ok, errors, refused, unanswered);
+	/* Only the clients mode expects turned-away connections. */
+	if (strcmp(mode, "clients") != 0 && strcmp(mode, "no-read") != 0 && refused > 0)
+		rc = -1;
 	return rc == 0 && errors == 0 && unanswered == 0 ? 0 : 1;
 }
