@@ -368,6 +368,22 @@ TEST_F(ControlServiceTest, ClientsIdleForTheTimeoutAreClosed) {
   EXPECT_EQ(server_->client_count(), 1u);
 }
 
+// Sends `bytes` one at a time 60 ms apart (never idle for long), then
+// waits: with a 400 ms line deadline the server must close the client with
+// the deadline's reason.
+void ExpectCutOffAfterTrickling(RawClient& client, const std::string& bytes,
+                                JsonLineServer* server) {
+  for (const char c : bytes) {
+    client.Send(std::string(1, c));
+    std::this_thread::sleep_for(std::chrono::milliseconds(60));
+    server->Poll(1);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  EXPECT_EQ(client.ReadLine(),
+            R"({"error":"closed: a request line took longer than 400 ms","ok":false})");
+  EXPECT_TRUE(client.SeesEof());
+}
+
 // A client trickling a request a byte at a time (well inside the idle
 // timeout between bytes) is closed once its line is older than the
 // deadline; a client that finishes its lines in time is not.
@@ -377,16 +393,7 @@ TEST_F(ControlServiceTest, ALineMustCompleteWithinTheDeadline) {
   RawClient prompt(path_, server_.get());
   for (int i = 0; i < 20 && server_->client_count() < 2; ++i) server_->Poll(5);
   ASSERT_EQ(server_->client_count(), 2u);
-  // Four bytes 60 ms apart (never idle), then the line is past 400 ms.
-  for (const char c : std::string("{\"cm")) {
-    trickle.Send(std::string(1, c));
-    std::this_thread::sleep_for(std::chrono::milliseconds(60));
-    server_->Poll(1);
-  }
-  std::this_thread::sleep_for(std::chrono::milliseconds(250));
-  EXPECT_EQ(trickle.ReadLine(),
-            R"({"error":"closed: a request line took longer than 400 ms","ok":false})");
-  EXPECT_TRUE(trickle.SeesEof());
+  ExpectCutOffAfterTrickling(trickle, "{\"cm", server_.get());
   // Complete lines, even many in a row, never trip it.
   for (int i = 0; i < 4; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(150));
@@ -403,15 +410,7 @@ TEST_F(ControlServiceTest, AnOversizedLineMustEndWithinTheDeadlineToo) {
   trickle.Send(std::string(JsonLineServer::kMaxRequestLine + 10, 'x'));
   EXPECT_EQ(trickle.ReadLine(),
             R"({"error":"request line longer than 65536 bytes","ok":false})");
-  for (int i = 0; i < 4; ++i) {
-    trickle.Send("x");
-    std::this_thread::sleep_for(std::chrono::milliseconds(60));
-    server_->Poll(1);
-  }
-  std::this_thread::sleep_for(std::chrono::milliseconds(250));
-  EXPECT_EQ(trickle.ReadLine(),
-            R"({"error":"closed: a request line took longer than 400 ms","ok":false})");
-  EXPECT_TRUE(trickle.SeesEof());
+  ExpectCutOffAfterTrickling(trickle, "xxxx", server_.get());
 }
 
 TEST_F(ControlServiceTest, SocketModeIs0600) {
