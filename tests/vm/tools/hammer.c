@@ -8,9 +8,9 @@
  *   loehle-hammer SOCKET switch SECONDS INTERVAL_MS
  *       one connection; a `set` every INTERVAL_MS, cycling policy,
  *       SCHED_IDLE mode, SMT mode, slice, claim retries and sample rate
- *   loehle-hammer SOCKET requests SECONDS
+ *   loehle-hammer SOCKET requests SECONDS [PAUSE_MS]
  *       one connection; stats, get and a malformed line in turn, each sent
- *       once the previous reply came
+ *       PAUSE_MS (default 0) after the previous reply came
  *   loehle-hammer SOCKET clients SECONDS N REQUESTS
  *       N connections at once, each sending REQUESTS `get`s one at a time
  *       (a connection the server turns away counts as refused)
@@ -255,7 +255,7 @@ static int run_switch(double seconds, long interval_ms)
 	return run_in_turn(seconds, settings, judges, 6, interval_ms);
 }
 
-static int run_requests(double seconds)
+static int run_requests(double seconds, long pause_ms)
 {
 	static const char *const lines[] = {
 		"{\"cmd\":\"stats\"}\n", "{\"cmd\":\"get\"}\n", "{\"cmd\":\n",
@@ -264,7 +264,7 @@ static int run_requests(double seconds)
 		judge_well_formed, judge_well_formed, judge_malformed,
 	};
 
-	return run_in_turn(seconds, lines, judges, 3, 0);
+	return run_in_turn(seconds, lines, judges, 3, pause_ms);
 }
 
 static int run_clients(double seconds, int n, long requests)
@@ -439,8 +439,8 @@ int main(int argc, char **argv)
 	seconds = number(argv[3], 1, 86400);
 	if (!strcmp(mode, "switch") && argc == 5)
 		rc = run_switch(seconds, number(argv[4], 1, 60000));
-	else if (!strcmp(mode, "requests") && argc == 4)
-		rc = run_requests(seconds);
+	else if (!strcmp(mode, "requests") && (argc == 4 || argc == 5))
+		rc = run_requests(seconds, argc == 5 ? number(argv[4], 0, 60000) : 0);
 	else if (!strcmp(mode, "clients") && argc == 6)
 		rc = run_clients(seconds, number(argv[4], 1, MAX_CLIENTS),
 				 number(argv[5], 1, 100000000));
