@@ -163,19 +163,19 @@ class Daemon : public ControlHandler {
 
   // Brings the topology's online flags to what the BPF side's scans use
   // (it follows hotplug by itself), logging each change; called before
-  // every snapshot and on every loop turn.
-  void FollowHotplug() {
+  // every snapshot and on every loop turn. Returns the changes followed.
+  uint64_t FollowHotplug() {
     const Scheduler::OnlineCpus now = scheduler_->Online();
-    hotplug_events_ = now.hotplug_events;
     for (const OnlineChange& change : FollowOnlineCpus(now.online, &topology_)) {
       fprintf(stderr, "scx_loehle: CPU %d %s, scheduler kept (%s)\n",
               change.cpu, change.online ? "came online" : "went offline",
               DescribeTopology(topology_).c_str());
     }
+    return now.hotplug_events;
   }
 
   StatsSnapshot Snapshot(StatsScope scope) {
-    FollowHotplug();
+    const uint64_t hotplug_events = FollowHotplug();
     StatsSources sources;
     sources.kernel = KernelRelease();
     sources.state = ReadSchedExtState(options_.sysfs_root);
@@ -184,7 +184,7 @@ class Daemon : public ControlHandler {
         std::chrono::duration<double>(Clock::now() - started_).count();
     sources.generation = scheduler_->generation();
     sources.topology = &topology_;
-    sources.hotplug_events = hotplug_events_;
+    sources.hotplug_events = hotplug_events;
     sources.settings_by_generation = &scheduler_->settings_by_generation();
     sources.older = &scheduler_->older_generations();
     sources.read_generation = [this](uint32_t generation) {
@@ -237,7 +237,6 @@ class Daemon : public ControlHandler {
   std::unique_ptr<Scheduler> scheduler_;
   EventRing* events_;
   std::optional<GenerationStats> last_summary_;
-  uint64_t hotplug_events_ = 0;
 };
 
 // Null without an address.
