@@ -86,6 +86,10 @@ absl::Status ApplyPolicy(std::string_view v, Command* c) {
 absl::Status ApplySchedIdle(std::string_view v, Command* c) {
   return ApplyName<ParseSchedIdleMode, &Settings::sched_idle>("sched_idle", v, c);
 }
+absl::Status ApplySchedIdleScope(std::string_view v, Command* c) {
+  return ApplyName<ParseSchedIdleScope, &Settings::sched_idle_scope>(
+      "sched_idle_scope", v, c);
+}
 absl::Status ApplySmt(std::string_view v, Command* c) {
   return ApplyName<ParseSmtMode, &Settings::smt>("smt", v, c);
 }
@@ -221,8 +225,13 @@ constexpr FlagSpec kFlags[] = {
      "(builtin = scx_bpf_select_cpu_dfl)",
      kSettingsCommands, ApplyPolicy},
     {"sched-idle", "mainline|wakee-aware|idle-first|ignore", "wakee-aware",
-     "how CPUs running only SCHED_IDLE work count", kSettingsCommands,
+     "how CPUs running only idle work count", kSettingsCommands,
      ApplySchedIdle},
+    {"sched-idle-scope", "hierarchy|cgroup|task", "hierarchy",
+     "what idle work is: SCHED_IDLE tasks (task), also\n"
+     "tasks in cpu.idle=1 cgroups (cgroup), and only for\n"
+     "wakees that may preempt it (hierarchy)",
+     kSettingsCommands, ApplySchedIdleScope},
     {"smt", "idle-core|off", "idle-core",
      "prefer CPUs whose whole SMT core is idle", kSettingsCommands, ApplySmt},
     {"slice-us", "N", "5000", "time slice in microseconds (50..1000000)",
@@ -391,8 +400,9 @@ absl::Status CheckCommand(const CommandWord& command, const Command& cmd,
     case kCtlSetCommand: {
       if (cmd.changes.empty()) {
         return absl::InvalidArgumentError(
-            "ctl set needs at least one of --policy, --sched-idle, --smt, "
-            "--slice-us, --claim-retries, --sample-every");
+            "ctl set needs at least one of --policy, --sched-idle, "
+            "--sched-idle-scope, --smt, --slice-us, --claim-retries, "
+            "--sample-every");
       }
       // The ranges the scheduler enforces at start, with its message.
       absl::StatusOr<Settings> valid = ApplySettingsJson(Settings{}, cmd.changes);
@@ -540,8 +550,9 @@ std::string UsageText() {
       R"(scx_loehle: a sched_ext scheduler for seed-000/002/003/004 placement policies
 
 Run the scheduler (as root, on a kernel with sched_ext):
-  scx_loehle [--policy=P] [--sched-idle=M] [--smt=M] [--slice-us=N]
-             [--claim-retries=N] [--sample-every=N] [--stats=SECONDS]
+  scx_loehle [--policy=P] [--sched-idle=M] [--sched-idle-scope=S]
+             [--smt=M] [--slice-us=N] [--claim-retries=N] [--sample-every=N]
+             [--stats=SECONDS]
              [--keep-generations=N] [--socket=PATH] [--idle-latency-file=PATH]
              [--metrics-addr=HOST:PORT [--metrics-allow-remote]]
              [--scx-stats-socket=PATH] [-v]
@@ -550,8 +561,9 @@ Run the scheduler (as root, on a kernel with sched_ext):
       FlagsHelp(true), R"(
 Control a running scheduler:
   scx_loehle ctl get
-  scx_loehle ctl set [--policy=...] [--sched-idle=...] [--smt=...]
-                     [--slice-us=N] [--claim-retries=N] [--sample-every=N]
+  scx_loehle ctl set [--policy=...] [--sched-idle=...]
+                     [--sched-idle-scope=...] [--smt=...] [--slice-us=N]
+                     [--claim-retries=N] [--sample-every=N]
   scx_loehle ctl stats [--json]
   scx_loehle ctl send 'JSON-LINE'
                      send one raw request line, print the reply; exit 1
@@ -562,9 +574,10 @@ Control a running scheduler:
   scx_loehle trace --out=FILE [--duration=SECONDS]
                      pick events as JSON lines (--out=- for stdout)
   scx_loehle top [--interval=SECONDS] [--once] [--count=N]
-                     live dashboard; keys: p policy, s sched-idle, m smt,
-                     r reset view, q quit. Plain-text frames when stdout is
-                     not a terminal (--once: one frame, --count: N frames)
+                     live dashboard; keys: p policy, s sched-idle,
+                     g sched-idle scope, m smt, r reset view, q quit.
+                     Plain-text frames when stdout is not a terminal
+                     (--once: one frame, --count: N frames)
   scx_loehle --monitor=SECONDS
                      the `ctl stats` report every SECONDS, as the scx
                      schedulers' --monitor does

@@ -8,6 +8,8 @@
  *   loehle/policy.h      where a waking or forking task goes (seeds 000,
  *                        002, 003, 004);
  *   loehle/sched_idle.h  which CPUs run only idle work, and their claims;
+ *   loehle/cgroup_idle.h what idle work is under cpu.idle, and who may
+ *                        preempt it (--sched-idle-scope);
  *   loehle/vtime.h       queue order, and why it cannot starve anyone;
  *   loehle/queue.h       normal work before idle work, idle work's
  *                        allowance, and whom a queued task preempts;
@@ -35,8 +37,9 @@
  * re-checked (loehle/sched_idle.h). A failed claim rescans (the lost CPU is
  * no longer idle) up to claim_retries times, then the task is queued on
  * prev's LLC. A successful claim dispatches the task straight to the
- * claimed CPU's local DSQ; a non-SCHED_IDLE task placed on a sched-idle CPU
- * preempts the SCHED_IDLE work at once (the premise of seeds 003 and 004).
+ * claimed CPU's local DSQ; a task placed on a sched-idle CPU preempts the
+ * idle work at once when it may (the premise of seeds 003 and 004; who
+ * may is loehle/cgroup_idle.h's, per --sched-idle-scope).
  *
  * Idle facts. The built-in idle masks (kept with SCX_OPS_KEEP_BUILTIN_IDLE
  * because ops.update_idle is implemented) say which CPUs and cores are idle.
@@ -49,6 +52,11 @@
  * latencies and only when there is a latency table (Documentation/design.md,
  * "Load"): without a table every idle CPU stays unpublished, as the kernel's
  * own rq->idle_state stays NULL without a cpuidle driver.
+ * Idle work, under --sched-idle-scope: a SCHED_IDLE task, or (cgroup and
+ * hierarchy scopes) a task with a cpu.idle=1 group on its path. ops.running
+ * caches the running task's group path per CPU and select_cpu reads the
+ * wakee's once, so that the hierarchy rule costs a comparison of a few
+ * group ids per sched-idle candidate (loehle/cgroup_idle.h).
  * What runs on each CPU is reported to loehle/sched_idle.h from running,
  * stopping, cpu_release, cpu_acquire and update_idle; a per-CPU mask of the
  * CPUs running idle work serves the scan cut-off.
@@ -136,6 +144,7 @@ char exit_dump[LOEHLE_EXIT_DUMP_LEN];
 /* Per-CPU facts other CPUs read while scanning. */
 struct cpu_state {
 	struct loehle_si_cpu si;	/* first: its claim word is CASed */
+	struct loehle_cg_path cg;	/* of the running task, from ops.running */
 	u64 idle_stamp;
 	u64 running_since;	/* when the running task started, for its charge */
 	u32 idle_state;		/* LOEHLE_STATE_UNPUBLISHED or a state index */
@@ -167,8 +176,11 @@ struct scratch {
 	struct loehle_config cfg;	/* the pick's configuration, in */
 	struct loehle_choice choice;	/* a scan's answer, out */
 	struct loehle_sampler sampler;
+	struct loehle_cg_path wakee_cg;	/* the pick's wakee, in */
 	u64 now;			/* the pick's time, in */
 	u32 scan_skipped;		/* the fast scan found its LLC empty, out */
+	u32 si_refused;			/* sched-idle CPUs refused to the wakee, out */
+	u32 wakee_yields;		/* loehle_cg_wakee_yields(), in */
 	u32 pad;
 };
 
@@ -381,14 +393,101 @@ static __always_inline bool task_is_sched_idle(const struct task_struct *p)
 	return p->policy == LOEHLE_SCHED_IDLE_POLICY;
 }
 
-/* Idle work: what runs only when nothing else wants the CPU. */
-static __always_inline bool task_is_idle_work(const struct task_struct *p)
+static __always_inline u32 config_scope(void)
 {
-	return task_is_sched_idle(p);
+	u32 idx = *(volatile u32 *)&active_config & 1;
+
+	return configs[idx].sched_idle_scope;
+}
+
+/* Enough for any real hierarchy; a deeper one is cut (loehle/cgroup_idle.h). */
+#define CG_MAX_WALK 32
+
+/*
+ * p's task group, or NULL for the root. An autogroup (the kernel's
+ * per-session group of a root-cgroup task) is not a cgroup: the root too.
+ * Only ever a child of the root, so only the task's own group can be one.
+ */
+static __always_inline struct task_group *task_tg(const struct task_struct *p)
+{
+	struct task_group *tg = NULL;
+
+	if (!bpf_core_field_exists(p->sched_task_group) ||
+	    !bpf_core_field_exists(tg->idle))
+		return NULL;
+	tg = p->sched_task_group;
+	if (!tg || !tg->parent)
+		return NULL;
+	if (bpf_core_field_exists(tg->autogroup) && tg->autogroup)
+		return NULL;
+	return tg;
+}
+
+/*
+ * p's path in the cpu controller's hierarchy (loehle/cgroup_idle.h), into
+ * `out`. Read through CO-RE from its task group, on every kernel: cpu.idle
+ * is tg->idle, which the kernel sets on a write before it tells sched_ext
+ * (on 7.x, through ops.cgroup_set_idle; 6.18 has no such callback), so a
+ * write counts from the next decision on, with one code path for both
+ * series. `groups` 0 (TASK scope): the policy alone, nothing walked. A
+ * subprogram of its own, verified once, whose walk keeps its count in
+ * `out` (loehle_cg_path_push_parent): with a depth counter in a register
+ * the verifier followed every depth separately and gave up ("sequence of
+ * 8193 jumps is too complex").
+ */
+__noinline int loehle_read_cg_path(struct task_struct *p __arg_trusted,
+				   struct loehle_cg_path *out, u32 groups)
+{
+	struct task_group *tg;
+	u32 k;
+
+	if (!p || !out)
+		return 0;
+	loehle_cg_path_init(out, task_is_sched_idle(p));
+	tg = groups ? task_tg(p) : NULL;
+	bpf_for(k, 0, CG_MAX_WALK) {
+		if (!tg || !tg->parent)
+			break;
+		loehle_cg_path_push_parent(out, tg->css.id, tg->idle);
+		tg = tg->parent;
+	}
+	return 0;
+}
+
+/*
+ * Idle work: what runs only when nothing else wants the CPU, under the
+ * scope in force (loehle_cg_idle_work()): the policy, or under the cgroup
+ * scopes any cpu.idle=1 group on p's path.
+ */
+__noinline int loehle_task_idle_work(struct task_struct *p __arg_trusted)
+{
+	struct task_group *tg;
+	u32 k;
+
+	if (!p)
+		return 0;
+	if (task_is_sched_idle(p))
+		return 1;
+	if (config_scope() == LOEHLE_SCOPE_TASK)
+		return 0;
+	tg = task_tg(p);
+	bpf_for(k, 0, CG_MAX_WALK) {
+		if (!tg || !tg->parent)
+			break;
+		if (tg->idle)
+			return 1;
+		tg = tg->parent;
+	}
+	return 0;
+}
+
+static __always_inline bool task_is_idle_work(struct task_struct *p)
+{
+	return loehle_task_idle_work(p);
 }
 
 /* The queue of `llc` a task belongs in. */
-static __always_inline u32 queue_of(const struct task_struct *p, u32 llc)
+static __always_inline u32 queue_of(struct task_struct *p, u32 llc)
 {
 	return task_is_idle_work(p) ? IDLE_DSQ(llc) : llc;
 }
@@ -422,7 +521,7 @@ static __always_inline void track_idle_work(s32 cpu, struct cpu_state *cs,
 static __always_inline void gather_facts(s32 cpu, const struct task_struct *p,
 					 const struct cpumask *idle_mask,
 					 const struct cpumask *idle_smt,
-					 const struct scratch *sc, bool want_load,
+					 struct scratch *sc, bool want_load,
 					 struct loehle_cpu_facts *f)
 {
 	struct cpu_state *cs = cpu_state_of(cpu);
@@ -434,6 +533,7 @@ static __always_inline void gather_facts(s32 cpu, const struct task_struct *p,
 	f->idle = bpf_cpumask_test_cpu(cpu, idle_mask);
 	f->core_idle = smt_active ? bpf_cpumask_test_cpu(cpu, idle_smt) : f->idle;
 	f->sched_idle = 0;
+	f->preempt_refused = 0;
 	f->exit_latency = LOEHLE_U64_MAX;
 	f->idle_stamp = 0;
 	f->load = 0;
@@ -457,7 +557,20 @@ static __always_inline void gather_facts(s32 cpu, const struct task_struct *p,
 		queued = n > 0 ? n : 0;
 	}
 	f->sched_idle = loehle_si_is_sched_idle(&cs->si, sc->now, sc->cfg.slice_ns,
-						queued);
+						queued) &&
+			loehle_cg_idle_work(sc->cfg.sched_idle_scope, &cs->cg);
+	/*
+	 * cs->cg is another CPU's, written at its every ops.running: read
+	 * without a lock, it may mix two tasks' paths while that CPU
+	 * switches. The claim's re-check catches a switch to normal work; a
+	 * switch between two idle tasks is taken as the rule found it.
+	 */
+	if (f->sched_idle && loehle_cg_refused(sc->cfg.sched_idle_scope, &cs->cg,
+					       &sc->wakee_cg)) {
+		f->preempt_refused = 1;
+		if (f->allowed)
+			sc->si_refused++;
+	}
 	f->load = loehle_si_load(&cs->si, cs->running_weight, queued);
 }
 
@@ -514,7 +627,7 @@ __noinline int loehle_scan_group(struct task_struct *p __arg_trusted,
 	idle_smt = scx_bpf_get_idle_smtmask();
 	loehle_slow_init(s, sc->cfg.policy, sc->cfg.sched_idle,
 			 sc->cfg.smt == LOEHLE_SMT_IDLE_CORE && smt_active,
-			 task_is_sched_idle(p), fallback);
+			 sc->wakee_yields, fallback);
 	len = group_len(by_node, group);
 	bpf_for(k, 0, len) {
 		cpu = group_cpu(by_node, group, k);
@@ -649,7 +762,7 @@ __noinline int loehle_fast_pick(struct task_struct *p __arg_trusted, s32 prev)
 		return -1;
 	s = &sc->fast;
 	f = &sc->facts;
-	wakee_si = task_is_sched_idle(p);
+	wakee_si = sc->wakee_yields;
 	idle_mask = scx_bpf_get_idle_cpumask();
 	idle_smt = scx_bpf_get_idle_smtmask();
 	gather_facts(prev, p, idle_mask, idle_smt, sc, false, f);
@@ -810,6 +923,20 @@ static __always_inline bool claim_choice(struct loehle_stats *st,
 	return result == CLAIM_HELD;
 }
 
+/*
+ * Does `cpu` run idle work, under `scope`, that a wakee with path `wakee`
+ * may preempt (loehle_cg_preempts())? That CPU's record says.
+ */
+static __always_inline bool preempts_idle_work(s32 cpu, u32 scope,
+					       const struct loehle_cg_path *wakee)
+{
+	struct cpu_state *cs = cpu_state_of(cpu);
+
+	return cs && loehle_si_runs_idle_work(&cs->si) &&
+	       loehle_cg_idle_work(scope, &cs->cg) &&
+	       loehle_cg_preempts(scope, &cs->cg, wakee);
+}
+
 /* What one scan-and-claim attempt of select_cpu came to. */
 enum attempt_outcome {
 	ATTEMPT_FAILED = -1,	/* no scratch entry */
@@ -891,7 +1018,12 @@ s32 LOEHLE_STRUCT_OPS(loehle_select_cpu, struct task_struct *p, s32 prev_cpu,
 		return finish_pick(sc, st, &cfg, p, prev_cpu, path, &c, claim);
 	}
 
-	wakee_si = task_is_sched_idle(p);
+	/* The wakee's path once; every candidate is tested against it. */
+	loehle_read_cg_path(p, &sc->wakee_cg, cfg.sched_idle_scope != LOEHLE_SCOPE_TASK);
+	wakee_si = loehle_cg_idle_work(cfg.sched_idle_scope, &sc->wakee_cg);
+	sc->wakee_yields = loehle_cg_wakee_yields(cfg.sched_idle_scope,
+						  &sc->wakee_cg);
+	sc->si_refused = 0;
 	/* Packing needs to know whether a truly idle CPU was on offer. */
 	idle_allowed = wakee_si && loehle_idle_allowed(p);
 	sc->cfg = cfg;
@@ -904,6 +1036,8 @@ s32 LOEHLE_STRUCT_OPS(loehle_select_cpu, struct task_struct *p, s32 prev_cpu,
 		if (attempt < cfg.claim_retries)
 			stat_add(st, LOEHLE_STAT_CLAIM_RETRIES, 1);
 	}
+	if (sc->si_refused)
+		stat_add(st, LOEHLE_STAT_SI_REFUSED, sc->si_refused);
 	if (outcome == ATTEMPT_FAILED)
 		return prev_cpu;
 	c = sc->choice;
@@ -916,9 +1050,12 @@ s32 LOEHLE_STRUCT_OPS(loehle_select_cpu, struct task_struct *p, s32 prev_cpu,
 		if (c.sched_idle_pick) {
 			if (wakee_si && idle_allowed)
 				stat_add(st, LOEHLE_STAT_PACKING, 1);
-			if (!wakee_si) {
+			if (preempts_idle_work(c.cpu, cfg.sched_idle_scope,
+					       &sc->wakee_cg)) {
 				enq_flags = SCX_ENQ_PREEMPT;
 				stat_add(st, LOEHLE_STAT_SCHED_IDLE_PREEMPT, 1);
+			} else {
+				stat_add(st, LOEHLE_STAT_SI_NO_PREEMPT, 1);
 			}
 		}
 		if (smt_active && !c.core_idle)
@@ -1023,8 +1160,9 @@ __noinline s32 loehle_claim_idle_core_near(struct task_struct *p __arg_trusted,
 }
 
 /*
- * A normal task was queued and no CPU was idle: it preempts idle work of
- * its LLC at once, on its own CPU first (loehle/queue.h). Only a CPU the
+ * A task was queued and no CPU was idle: if it may preempt idle work
+ * (loehle/cgroup_idle.h, per the scope), it does so at once in its LLC,
+ * on its own CPU first (loehle/queue.h). Only a CPU the
  * task may run on: kicking another would cost the idle work its CPU for
  * nothing. (The other CPU is one idle-work CPU of the LLC, not a search
  * of them all for one in the task's mask.)
@@ -1034,20 +1172,24 @@ static __always_inline void preempt_idle_work(struct loehle_stats *st,
 					      u32 llc)
 {
 	const struct cpumask *llc_cpus, *idle_work;
-	struct cpu_state *cs = cpu_state_of(cpu);
+	struct loehle_cg_path wakee;
+	u32 scope = config_scope();
 	s32 other = -1, target;
 	bool own;
 
-	if (task_is_idle_work(p))
+	loehle_read_cg_path(p, &wakee, scope != LOEHLE_SCOPE_TASK);
+	/* Idle work itself preempts nothing, but under the hierarchy rule. */
+	if (scope != LOEHLE_SCOPE_HIERARCHY && loehle_cg_idle_work(scope, &wakee))
 		return;
-	own = cs && loehle_si_runs_idle_work(&cs->si);
+	own = preempts_idle_work(cpu, scope, &wakee);
 	if (!own) {
 		llc_cpus = cpumask_at(LLC_IDX(llc));
 		idle_work = cpumask_at(LOEHLE_IDLE_WORK_MASK);
 		if (llc_cpus && idle_work) {
 			other = bpf_cpumask_any_and_distribute(llc_cpus, idle_work);
 			if (other >= (s32)nr_cpus ||
-			    !bpf_cpumask_test_cpu(other, p->cpus_ptr))
+			    !bpf_cpumask_test_cpu(other, p->cpus_ptr) ||
+			    !preempts_idle_work(other, scope, &wakee))
 				other = -1;
 		}
 	}
@@ -1232,8 +1374,11 @@ void LOEHLE_STRUCT_OPS(loehle_running, struct task_struct *p)
 	bool was;
 
 	if (cs) {
+		/* Whatever the scope: the scans test it (loehle/cgroup_idle.h). */
+		loehle_read_cg_path(p, &cs->cg, 1);
 		was = loehle_si_runs_idle_work(&cs->si);
-		loehle_si_on_running(&cs->si, task_is_sched_idle(p), p->pid);
+		loehle_si_on_running(&cs->si, loehle_cg_maybe_idle_work(&cs->cg),
+				     p->pid);
 		track_idle_work(cpu, cs, was);
 		cs->running_weight = p->scx.weight;
 		cs->running_since = scx_bpf_now();
@@ -1249,6 +1394,26 @@ void LOEHLE_STRUCT_OPS(loehle_running, struct task_struct *p)
 		if (last)
 			*last = scx_bpf_now();
 	}
+}
+
+/*
+ * The running task's path and idle-work status, read again at each tick:
+ * a task that keeps its CPU across slices passes through no ops.running,
+ * and a scope switch or a write to cpu.idle must reach the CPUs it runs on
+ * within a tick.
+ */
+void LOEHLE_STRUCT_OPS(loehle_tick, struct task_struct *p)
+{
+	s32 cpu = scx_bpf_task_cpu(p);
+	struct cpu_state *cs = cpu_state_of(cpu);
+	bool was;
+
+	if (!cs || cs->si.running == LOEHLE_RUN_NONE)
+		return;
+	loehle_read_cg_path(p, &cs->cg, 1);
+	was = loehle_si_runs_idle_work(&cs->si);
+	loehle_si_on_tick(&cs->si, loehle_cg_maybe_idle_work(&cs->cg));
+	track_idle_work(cpu, cs, was);
 }
 
 void LOEHLE_STRUCT_OPS(loehle_stopping, struct task_struct *p, bool runnable)
@@ -1464,6 +1629,7 @@ struct sched_ext_ops loehle_ops = {
 	.enqueue	= (void *)loehle_enqueue,
 	.dispatch	= (void *)loehle_dispatch,
 	.running	= (void *)loehle_running,
+	.tick		= (void *)loehle_tick,
 	.stopping	= (void *)loehle_stopping,
 	.cpu_acquire	= (void *)loehle_cpu_acquire,
 	.cpu_release	= (void *)loehle_cpu_release,

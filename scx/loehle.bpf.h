@@ -18,6 +18,7 @@
 #include <bpf/bpf_core_read.h>
 
 #include "loehle/intf.h"
+#include "loehle/cgroup_idle.h"
 #include "loehle/policy.h"
 #include "loehle/queue.h"
 #include "loehle/sample.h"

@@ -46,6 +46,17 @@ enum loehle_sched_idle_mode {
 	LOEHLE_NR_SI_MODES,
 };
 
+/*
+ * Which work is idle work, and whom it yields to (seed 004's review;
+ * loehle/cgroup_idle.h has the rules).
+ */
+enum loehle_si_scope {
+	LOEHLE_SCOPE_TASK	= 0,	/* the task's policy only */
+	LOEHLE_SCOPE_CGROUP	= 1,	/* or any cpu.idle=1 group on its path */
+	LOEHLE_SCOPE_HIERARCHY	= 2,	/* and only for a wakee that may preempt it */
+	LOEHLE_NR_SCOPES,
+};
+
 /* SMT idle-core preference (seed 002). */
 enum loehle_smt_mode {
 	LOEHLE_SMT_OFF		= 0,
@@ -114,6 +125,8 @@ enum loehle_stat {
 	LOEHLE_STAT_CPU_RELEASE,	/* a higher sched class took a CPU */
 	LOEHLE_STAT_DISPATCH_IDLE,	/* idle work dispatched: nothing else in reach */
 	LOEHLE_STAT_IDLE_TURN,		/* idle work dispatched by its allowance */
+	LOEHLE_STAT_SI_REFUSED,		/* sched-idle CPU the wakee may not preempt (hierarchy) */
+	LOEHLE_STAT_SI_NO_PREEMPT,	/* put on a sched-idle CPU without preempting it */
 	LOEHLE_STAT_EVENTS,
 	LOEHLE_STAT_EVENT_DROPS,
 	LOEHLE_NR_STATS,
@@ -139,6 +152,8 @@ struct loehle_config {
 	__u64 slice_ns;
 	__u32 claim_retries;
 	__u32 sample_every;	/* 0: no events; 1: every pick */
+	__u32 sched_idle_scope;	/* enum loehle_si_scope */
+	__u32 pad;
 };
 
 /* Topology of one CPU, filled by the loader from sysfs. */

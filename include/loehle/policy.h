@@ -36,8 +36,10 @@
  *     given to init when nothing is less loaded than U64_MAX).
  *   - SCHED_IDLE handling, per enum loehle_sched_idle_mode:
  *     MAINLINE    a sched-idle CPU is returned at once, for every wakee;
- *     WAKEE_AWARE seed 003: likewise, but only for a wakee that is not
- *                 SCHED_IDLE itself; for a SCHED_IDLE wakee it is busy;
+ *     WAKEE_AWARE seed 003: likewise, but only for a wakee that may
+ *                 preempt it: not idle work itself, and under the
+ *                 hierarchy scope not refused by loehle/cgroup_idle.h's
+ *                 rule for this CPU; for any other wakee it is busy;
  *     IDLE_FIRST  seed 004 patch 1: idle CPUs first; the first sched-idle
  *                 CPU is the fallback before least-loaded (and once it is
  *                 found, loads are no longer compared);
@@ -71,7 +73,7 @@
  *     6. IDLE_FIRST only: the first sched-idle CPU of the scan;
  *     7. prev, busy.
  *   "Counts as idle": truly idle, or sched-idle under MAINLINE, or
- *   sched-idle under WAKEE_AWARE for a wakee that is not SCHED_IDLE. For
+ *   sched-idle under WAKEE_AWARE for a wakee that may preempt it. For
  *   prev also sched-idle under IDLE_FIRST: seed 004 patch 1 reverts only
  *   the scans, select_idle_sibling() still takes a sched-idle target or
  *   prev at once. IGNORE treats sched-idle CPUs as busy everywhere.
@@ -106,6 +108,8 @@ struct loehle_cpu_facts {
 	__u8 idle;		/* truly idle: nothing runs or is queued */
 	__u8 sched_idle;	/* runs only SCHED_IDLE work (implies !idle) */
 	__u8 core_idle;		/* every SMT sibling is idle */
+	__u8 preempt_refused;	/* sched-idle, but this wakee may not preempt
+				 * what runs there (loehle_cg_refused) */
 };
 
 struct loehle_choice {
@@ -188,7 +192,7 @@ static inline int loehle_counts_idle(__u32 si_mode, int wakee_sched_idle,
 	case LOEHLE_SI_MAINLINE:
 		return 1;
 	case LOEHLE_SI_WAKEE_AWARE:
-		return !wakee_sched_idle;
+		return !wakee_sched_idle && !f->preempt_refused;
 	default:	/* IDLE_FIRST keeps it as a fallback; IGNORE: busy */
 		return 0;
 	}
@@ -399,7 +403,7 @@ static inline int loehle_slow_step(struct loehle_slow_scan *s,
 			s->decided = f->cpu;
 			return 1;
 		case LOEHLE_SI_WAKEE_AWARE:
-			if (!s->wakee_sched_idle) {
+			if (!s->wakee_sched_idle && !f->preempt_refused) {
 				s->decided = f->cpu;
 				return 1;
 			}

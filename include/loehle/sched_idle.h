@@ -23,6 +23,10 @@
  *   release      a higher class took the CPU (ops.cpu_release).
  *   acquire      it gave the CPU back (ops.cpu_acquire).
  *   idle         the CPU went idle: everything is reset.
+ *   tick(idle)   the running task's idle-work status, read again: a task
+ *                that keeps its CPU across slices passes through no
+ *                running(), and a write to cpu.idle must still count.
+ *                Turning normal ends any claim, as running() does.
  *
  * Sched-idle, for a scan: runs a SCHED_IDLE task, not released, nothing
  * else queued on its local DSQ (checked by the caller), and no live claim.
@@ -165,6 +169,18 @@ static inline void loehle_si_on_running(struct loehle_si_cpu *s,
 	s->released = 0;
 	if (!idle_work || loehle_si_claim_pid(s->claim) == pid)
 		s->claim = 0;
+}
+
+static inline void loehle_si_on_tick(struct loehle_si_cpu *s, int idle_work)
+{
+	if (s->running == LOEHLE_RUN_NONE)
+		return;
+	if (idle_work) {
+		s->running = LOEHLE_RUN_IDLE_WORK;
+	} else {
+		s->running = LOEHLE_RUN_NORMAL;
+		s->claim = 0;
+	}
 }
 
 static inline void loehle_si_on_stopping(struct loehle_si_cpu *s)

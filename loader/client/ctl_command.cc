@@ -32,6 +32,7 @@ std::string DescribeStatus(const SchedulerStatus& status) {
   return absl::StrCat(
       "generation ", status.generation, ": policy=", std::string(PolicyName(s.policy)),
       " sched-idle=", std::string(SchedIdleModeName(s.sched_idle)),
+      " sched-idle-scope=", std::string(SchedIdleScopeName(s.sched_idle_scope)),
       " smt=", std::string(SmtModeName(s.smt)),
       " slice-us=", s.slice_us, " claim-retries=", s.claim_retries,
       " sample-every=", s.sample_every, " (state ",
@@ -100,9 +101,11 @@ std::string FormatGeneration(const GenerationSnapshot& gen) {
   absl::StrAppendFormat(
       &out,
       "  claims %u, failures %u (%.3f%%), retries %u; sched-idle preempt %u, "
-      "packing %u, busy-sibling picks %u\n",
+      "sched-idle refused %u, sched-idle no-preempt %u, packing %u, "
+      "busy-sibling picks %u\n",
       d.claim_attempts, d.claim_failures, 100.0 * d.claim_failure_rate,
       c.Get(LOEHLE_STAT_CLAIM_RETRIES), c.Get(LOEHLE_STAT_SCHED_IDLE_PREEMPT),
+      c.Get(LOEHLE_STAT_SI_REFUSED), c.Get(LOEHLE_STAT_SI_NO_PREEMPT),
       c.Get(LOEHLE_STAT_PACKING), c.Get(LOEHLE_STAT_BUSY_SIBLING_PICK));
   absl::StrAppendFormat(
       &out,

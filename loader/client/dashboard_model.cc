@@ -304,6 +304,9 @@ std::optional<nlohmann::json> SettingChangeForKey(const Settings& settings,
     case 's':
       return next("sched_idle", settings.sched_idle, LOEHLE_NR_SI_MODES,
                   SchedIdleModeName);
+    case 'g':
+      return next("sched_idle_scope", settings.sched_idle_scope,
+                  LOEHLE_NR_SCOPES, SchedIdleScopeName);
     case 'm': return next("smt", settings.smt, LOEHLE_NR_SMT_MODES, SmtModeName);
     default: return std::nullopt;
   }
@@ -355,9 +358,11 @@ std::vector<std::string> DashboardModel::HeaderLines(size_t width) const {
                                     FormatDuration(s.uptime_s), s.state, s.ops, s.kernel),
                     width));
   top.push_back(Fit(absl::StrFormat(
-                        "gen %d  policy %s  sched-idle %s  smt %s  slice %dus%s",
+                        "gen %d  policy %s  sched-idle %s (%s)  smt %s  slice %dus%s",
                         s.generation, PolicyName(settings.policy),
-                        SchedIdleModeName(settings.sched_idle), SmtModeName(settings.smt),
+                        SchedIdleModeName(settings.sched_idle),
+                        SchedIdleScopeName(settings.sched_idle_scope),
+                        SmtModeName(settings.smt),
                         settings.slice_us, r.generation_changed ? "  (new)" : ""),
                     width));
 
@@ -438,7 +443,7 @@ std::vector<std::string> DashboardModel::FooterLines(size_t width) const {
   }
   if (words.empty()) words.push_back("-");
   for (std::string& line : Wrap("cost/call ", words, width, 2)) bottom.push_back(line);
-  std::string help = "q quit  p policy  s sched-idle  m smt  r reset";
+  std::string help = "q quit  p policy  s sched-idle  g scope  m smt  r reset";
   if (!message_.empty()) absl::StrAppend(&help, "  | ", message_);
   bottom.push_back(Fit(help, width));
   return bottom;

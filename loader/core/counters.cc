@@ -35,7 +35,7 @@ constexpr std::array<ScalarCounter, LOEHLE_NR_STATS - LOEHLE_STAT_CANDIDATES>
         {"direct_dispatch", "tasks",
          "tasks inserted straight into the chosen CPU's local queue"},
         {"sched_idle_preempt", "tasks",
-         "non-idle tasks placed to preempt SCHED_IDLE work"},
+         "tasks placed or queued to preempt idle work"},
         {"packing", "tasks",
          "SCHED_IDLE wakees put on a sched-idle CPU though an idle CPU was allowed"},
         {"busy_sibling_pick", "picks",
@@ -54,6 +54,11 @@ constexpr std::array<ScalarCounter, LOEHLE_NR_STATS - LOEHLE_STAT_CANDIDATES>
         {"dispatch_idle", "tasks",
          "idle work dispatched because no normal work was in reach"},
         {"idle_turn", "tasks", "idle work dispatched by its allowance"},
+        {"sched_idle_refused", "cpus",
+         "sched-idle CPUs a scan treated as busy: the wakee may not preempt "
+         "what runs there (hierarchy scope)"},
+        {"sched_idle_no_preempt", "tasks",
+         "wakees put on a sched-idle CPU without preempting its idle work"},
         {"events", "events", "pick events submitted to the ring buffer"},
         {"event_drops", "events", "pick events lost: the ring buffer was full"},
     }};

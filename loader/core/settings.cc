@@ -28,6 +28,8 @@ constexpr std::array<std::string_view, LOEHLE_NR_SI_MODES> kSchedIdleNames = {
     "mainline", "wakee-aware", "idle-first", "ignore"};
 constexpr std::array<std::string_view, LOEHLE_NR_SMT_MODES> kSmtNames = {
     "off", "idle-core"};
+constexpr std::array<std::string_view, LOEHLE_NR_SCOPES> kScopeNames = {
+    "task", "cgroup", "hierarchy"};
 constexpr std::array<std::string_view, LOEHLE_NR_PATHS> kPathNames = {
     "fork", "wakeup", "sync"};
 constexpr std::array<std::string_view, LOEHLE_NR_REASONS> kReasonNames = {
@@ -37,6 +39,9 @@ constexpr std::array<std::string_view, LOEHLE_NR_REASONS> kReasonNames = {
 
 static_assert(LOEHLE_SMT_OFF == 0 && LOEHLE_SMT_IDLE_CORE == 1,
               "kSmtNames is indexed by enum loehle_smt_mode");
+static_assert(LOEHLE_SCOPE_TASK == 0 && LOEHLE_SCOPE_CGROUP == 1 &&
+                  LOEHLE_SCOPE_HIERARCHY == 2 && LOEHLE_NR_SCOPES == 3,
+              "kScopeNames is indexed by enum loehle_si_scope");
 static_assert(LOEHLE_NR_POLICIES == 4 && LOEHLE_NR_SI_MODES == 4 &&
                   LOEHLE_NR_PATHS == 3 && LOEHLE_NR_REASONS == 11,
               "a name table above is out of step with loehle/intf.h");
@@ -132,6 +137,12 @@ absl::StatusOr<uint32_t> ParseSmtMode(std::string_view name) {
   return ParseName("SMT mode", kSmtNames, {"idle-core", "off"}, name);
 }
 
+absl::StatusOr<uint32_t> ParseSchedIdleScope(std::string_view name) {
+  // The default (hierarchy) first, as users see it in --help.
+  return ParseName("SCHED_IDLE scope", kScopeNames,
+                   {"hierarchy", "cgroup", "task"}, name);
+}
+
 std::string_view PolicyName(uint32_t policy) {
   return NameOf(kPolicyNames, policy);
 }
@@ -139,6 +150,9 @@ std::string_view SchedIdleModeName(uint32_t mode) {
   return NameOf(kSchedIdleNames, mode);
 }
 std::string_view SmtModeName(uint32_t mode) { return NameOf(kSmtNames, mode); }
+std::string_view SchedIdleScopeName(uint32_t scope) {
+  return NameOf(kScopeNames, scope);
+}
 std::string_view PathName(uint32_t path) { return NameOf(kPathNames, path); }
 std::string_view ReasonName(uint32_t reason) {
   return NameOf(kReasonNames, reason);
@@ -159,6 +173,11 @@ absl::Status ValidateSettings(const Settings& settings) {
     return absl::InvalidArgumentError(
         absl::StrFormat("smt must be one of %s, got %d",
                         ListAlternatives(kSmtNames), settings.smt));
+  }
+  if (settings.sched_idle_scope >= LOEHLE_NR_SCOPES) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "sched_idle_scope must be one of %s, got %d",
+        ListAlternatives(kScopeNames), settings.sched_idle_scope));
   }
   if (absl::Status s =
           CheckRange("slice_us", settings.slice_us, kMinSliceUs, kMaxSliceUs);
@@ -181,6 +200,8 @@ nlohmann::json SettingsToJson(const Settings& settings) {
       {"slice_us", settings.slice_us},
       {"claim_retries", settings.claim_retries},
       {"sample_every", settings.sample_every},
+      {"sched_idle_scope",
+       std::string(SchedIdleScopeName(settings.sched_idle_scope))},
   };
 }
 
@@ -204,6 +225,10 @@ absl::StatusOr<Settings> ApplySettingsJson(const Settings& base,
       absl::StatusOr<uint32_t> v = JsonName(key, value, ParseSmtMode);
       if (!v.ok()) return v.status();
       result.smt = *v;
+    } else if (key == "sched_idle_scope") {
+      absl::StatusOr<uint32_t> v = JsonName(key, value, ParseSchedIdleScope);
+      if (!v.ok()) return v.status();
+      result.sched_idle_scope = *v;
     } else if (key == "slice_us") {
       absl::StatusOr<uint64_t> v = JsonUnsigned(key, value, UINT64_MAX);
       if (!v.ok()) return v.status();
@@ -219,7 +244,7 @@ absl::StatusOr<Settings> ApplySettingsJson(const Settings& base,
     } else {
       return absl::InvalidArgumentError(absl::StrFormat(
           "unknown setting \"%s\" (expected policy, sched_idle, smt, "
-          "slice_us, claim_retries or sample_every)",
+          "slice_us, claim_retries, sample_every or sched_idle_scope)",
           key));
     }
   }
@@ -228,9 +253,10 @@ absl::StatusOr<Settings> ApplySettingsJson(const Settings& base,
 }
 
 std::string SettingsLabel(const Settings& settings) {
-  return absl::StrFormat("%s/%s/%s", PolicyName(settings.policy),
+  return absl::StrFormat("%s/%s/%s/%s", PolicyName(settings.policy),
                          SchedIdleModeName(settings.sched_idle),
-                         SmtModeName(settings.smt));
+                         SmtModeName(settings.smt),
+                         SchedIdleScopeName(settings.sched_idle_scope));
 }
 
 loehle_config ToBpfConfig(const Settings& settings, uint32_t generation) {
@@ -242,6 +268,7 @@ loehle_config ToBpfConfig(const Settings& settings, uint32_t generation) {
   config.slice_ns = settings.slice_us * 1000;
   config.claim_retries = settings.claim_retries;
   config.sample_every = settings.sample_every;
+  config.sched_idle_scope = settings.sched_idle_scope;
   return config;
 }
 

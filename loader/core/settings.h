@@ -27,6 +27,7 @@ struct Settings {
   uint64_t slice_us = 5000;
   uint32_t claim_retries = 1;
   uint32_t sample_every = 64;  // 0: no events; 1: every pick
+  uint32_t sched_idle_scope = LOEHLE_SCOPE_HIERARCHY;  // enum loehle_si_scope
 
   friend bool operator==(const Settings&, const Settings&) = default;
 };
@@ -43,12 +44,14 @@ inline constexpr uint32_t kMaxSampleEvery = 1000000;
 absl::StatusOr<uint32_t> ParsePolicy(std::string_view name);
 absl::StatusOr<uint32_t> ParseSchedIdleMode(std::string_view name);
 absl::StatusOr<uint32_t> ParseSmtMode(std::string_view name);
+absl::StatusOr<uint32_t> ParseSchedIdleScope(std::string_view name);
 
 // The inverse mappings. Out-of-range values give "unknown"; the returned
 // views point to static storage.
 //   PolicyName:        builtin, recency, first, reservoir
 //   SchedIdleModeName: mainline, wakee-aware, idle-first, ignore
 //   SmtModeName:       off, idle-core
+//   SchedIdleScopeName: task, cgroup, hierarchy
 //   PathName:          fork, wakeup, sync
 //   ReasonName:        prev_idle, idle_core, smt_sibling, idle_cpu,
 //                      shallowest, sched_idle, least_loaded, prev_busy,
@@ -56,6 +59,7 @@ absl::StatusOr<uint32_t> ParseSmtMode(std::string_view name);
 std::string_view PolicyName(uint32_t policy);
 std::string_view SchedIdleModeName(uint32_t mode);
 std::string_view SmtModeName(uint32_t mode);
+std::string_view SchedIdleScopeName(uint32_t scope);
 std::string_view PathName(uint32_t path);
 std::string_view ReasonName(uint32_t reason);
 
@@ -67,7 +71,8 @@ std::string_view ReasonName(uint32_t reason);
 absl::Status ValidateSettings(const Settings& settings);
 
 // {"policy":"reservoir","sched_idle":"wakee-aware","smt":"idle-core",
-//  "slice_us":5000,"claim_retries":1,"sample_every":64}
+//  "slice_us":5000,"claim_retries":1,"sample_every":64,
+//  "sched_idle_scope":"hierarchy"}
 nlohmann::json SettingsToJson(const Settings& settings);
 
 // Applies a JSON object of changes (the keys of SettingsToJson, any subset)
@@ -78,8 +83,8 @@ nlohmann::json SettingsToJson(const Settings& settings);
 absl::StatusOr<Settings> ApplySettingsJson(const Settings& base,
                                            const nlohmann::json& changes);
 
-// "<policy>/<sched_idle>/<smt>", e.g. "reservoir/wakee-aware/idle-core",
-// for SummaryLine and logs.
+// "<policy>/<sched_idle>/<smt>/<scope>", e.g.
+// "reservoir/wakee-aware/idle-core/hierarchy", for SummaryLine and logs.
 std::string SettingsLabel(const Settings& settings);
 
 // The BPF view of `settings` for configuration `generation`;

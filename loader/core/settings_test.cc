@@ -134,7 +134,7 @@ TEST(OptionsTest, SettingsToJsonOfDefaults) {
             nlohmann::json::parse(
                 R"({"policy":"reservoir","sched_idle":"wakee-aware",
                     "smt":"idle-core","slice_us":5000,"claim_retries":1,
-                    "sample_every":64})"));
+                    "sample_every":64,"sched_idle_scope":"hierarchy"})"));
 }
 
 TEST(OptionsTest, ApplySettingsJsonRoundTripsAndAppliesSubsets) {
@@ -174,7 +174,7 @@ TEST(OptionsTest, ApplySettingsJsonErrorsNameTheKey) {
   EXPECT_EQ(message(R"([1])"), "settings must be a JSON object, got [1]");
   EXPECT_EQ(message(R"({"bogus":1})"),
             "unknown setting \"bogus\" (expected policy, sched_idle, smt, "
-            "slice_us, claim_retries or sample_every)");
+            "slice_us, claim_retries, sample_every or sched_idle_scope)");
   EXPECT_EQ(message(R"({"policy":3})"),
             "setting \"policy\" must be a string, got 3");
   EXPECT_EQ(message(R"({"policy":"foo"})"),
@@ -196,12 +196,12 @@ TEST(OptionsTest, ApplySettingsJsonErrorsNameTheKey) {
 }
 
 TEST(OptionsTest, SettingsLabel) {
-  EXPECT_EQ(SettingsLabel(Settings{}), "reservoir/wakee-aware/idle-core");
+  EXPECT_EQ(SettingsLabel(Settings{}), "reservoir/wakee-aware/idle-core/hierarchy");
   Settings s;
   s.policy = LOEHLE_POLICY_FIRST;
   s.sched_idle = LOEHLE_SI_MAINLINE;
   s.smt = LOEHLE_SMT_OFF;
-  EXPECT_EQ(SettingsLabel(s), "first/mainline/off");
+  EXPECT_EQ(SettingsLabel(s), "first/mainline/off/hierarchy");
 }
 
 TEST(OptionsTest, ToBpfConfig) {

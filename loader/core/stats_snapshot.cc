@@ -168,6 +168,12 @@ void ReadSettings(Fields& parent, Settings* out) {
   ReadName(fields, "policy", ParsePolicy, &out->policy);
   ReadName(fields, "sched_idle", ParseSchedIdleMode, &out->sched_idle);
   ReadName(fields, "smt", ParseSmtMode, &out->smt);
+  // A daemon from before the scopes knew only the task policy.
+  out->sched_idle_scope = LOEHLE_SCOPE_TASK;
+  if (fields.Has("sched_idle_scope")) {
+    ReadName(fields, "sched_idle_scope", ParseSchedIdleScope,
+             &out->sched_idle_scope);
+  }
   fields.Read("slice_us", &out->slice_us);
   fields.Read("claim_retries", &out->claim_retries);
   fields.Read("sample_every", &out->sample_every);

@@ -164,7 +164,8 @@ TEST(StatsSnapshotTest, TheReplyHasTheDocumentedKeys) {
                                    "fork_picks"}));
   EXPECT_EQ(Keys(json["settings"]),
             (std::set<std::string>{"policy", "sched_idle", "smt", "slice_us",
-                                   "claim_retries", "sample_every"}));
+                                   "claim_retries", "sample_every",
+                                   "sched_idle_scope"}));
   EXPECT_EQ(Keys(json["topology"]),
             (std::set<std::string>{"cpus", "nr_llcs", "nr_nodes", "smt_active",
                                    "latency_source", "hotplug_events"}));

@@ -208,7 +208,7 @@ TEST(StatsTest, SummaryLine) {
   delta.counters[LOEHLE_STAT_EVENTS] = 20;
   delta.counters[LOEHLE_STAT_EVENT_DROPS] = 4;
   EXPECT_EQ(SummaryLine(delta, 2.0, SettingsLabel(Settings{})),
-            "gen 3 reservoir/wakee-aware/idle-core | sel 1234/s (fork 24 wake "
+            "gen 3 reservoir/wakee-aware/idle-core/hierarchy | sel 1234/s (fork 24 wake "
             "2400 sync 44) | claim fail 0.41% retry 3 | si-preempt 1 pack 2 | "
             "busy-sib 5 | ev 20 drop 4");
 }

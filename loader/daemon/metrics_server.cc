@@ -185,7 +185,9 @@ std::string FormatMetrics(const StatsSnapshot& stats) {
         {"generation", absl::StrCat(generation.generation())},
         {"policy", std::string(PolicyName(generation.settings.policy))},
         {"sched_idle", std::string(SchedIdleModeName(generation.settings.sched_idle))},
-        {"smt", std::string(SmtModeName(generation.settings.smt))}};
+        {"smt", std::string(SmtModeName(generation.settings.smt))},
+        {"sched_idle_scope",
+         std::string(SchedIdleScopeName(generation.settings.sched_idle_scope))}};
     AddCounterFamilies(generation, base, x);
     AddForkPicks(generation, base, stats.topology, x);
   }

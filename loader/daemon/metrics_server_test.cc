@@ -55,17 +55,17 @@ TEST(MetricsFormatTest, CountersCarryGenerationAndKindLabels) {
   EXPECT_THAT(text, HasSubstr("# TYPE scx_loehle_selects_total counter\n"));
   EXPECT_THAT(text, HasSubstr(
       "scx_loehle_selects_total{generation=\"1\",policy=\"reservoir\","
-      "sched_idle=\"wakee-aware\",smt=\"idle-core\",path=\"wakeup\"} 20\n"));
+      "sched_idle=\"wakee-aware\",smt=\"idle-core\",sched_idle_scope=\"task\",path=\"wakeup\"} 20\n"));
   EXPECT_THAT(text, HasSubstr(
       "scx_loehle_picks_total{generation=\"1\",policy=\"reservoir\","
-      "sched_idle=\"wakee-aware\",smt=\"idle-core\",reason=\"shallowest\"} 10\n"));
+      "sched_idle=\"wakee-aware\",smt=\"idle-core\",sched_idle_scope=\"task\",reason=\"shallowest\"} 10\n"));
   EXPECT_THAT(text, HasSubstr("size=\"2_3\"} 4\n"));
   EXPECT_THAT(text, HasSubstr(
       "scx_loehle_claim_failures_total{generation=\"1\",policy=\"reservoir\","
-      "sched_idle=\"wakee-aware\",smt=\"idle-core\"} 3\n"));
+      "sched_idle=\"wakee-aware\",smt=\"idle-core\",sched_idle_scope=\"task\"} 3\n"));
   EXPECT_THAT(text, HasSubstr(
       "scx_loehle_fork_picks_total{generation=\"2\",policy=\"first\","
-      "sched_idle=\"wakee-aware\",smt=\"idle-core\",cpu=\"1\",node=\"0\","
+      "sched_idle=\"wakee-aware\",smt=\"idle-core\",sched_idle_scope=\"task\",cpu=\"1\",node=\"0\","
       "llc=\"0\",core=\"0\"} 0\n"));
   EXPECT_THAT(text, HasSubstr("scx_loehle_generation 2\n"));
   EXPECT_THAT(text, HasSubstr("scx_loehle_uptime_seconds 12.500\n"));

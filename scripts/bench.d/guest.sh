@@ -10,7 +10,7 @@
 #   BENCH_QUICK   1: one repetition at small sizes (smoke run)
 #   BENCH_REPS    repetitions per configuration (default 5; 1 when quick)
 #   BENCH_ONLY    experiments to run, comma-separated: fork, schedidle,
-#                 latency, smt, overhead, foreground, wakeup
+#                 latency, smt, overhead, foreground, wakeup, scope
 #   BENCH_FORK_SIZES  the fork experiment's "N,M ..." pairs
 #   BENCH_FLOOR   the floor's loader (default: loehle-floor beside the
 #                 scheduler binary)
@@ -149,11 +149,12 @@ floor_stats_save() { # FILE
 }
 
 # Apply a configuration: "kernel" stops every scheduler; "floor" runs the
-# floor alone; anything else is "policy/sched-idle/smt[/sampled]" and becomes
-# a new generation of scx_loehle ("sampled": every pick an event, and a
+# floor alone; anything else is "policy/sched-idle/smt[/scope][/sampled]"
+# and becomes a new generation of scx_loehle (scope: --sched-idle-scope,
+# hierarchy when not given; "sampled": every pick an event, and a
 # `top --interval=1` client for the run). Writes ctl-set.txt.
 apply_config() { # SPEC DIR
-	local _p _r _si _smt _every
+	local _p _r _si _smt _every _scope
 	if [ "$1" = kernel ]; then
 		sched_stop && floor_stop
 		return
@@ -167,9 +168,11 @@ apply_config() { # SPEC DIR
 	sched_start || return 1
 	_p=${1%%/*} _r=${1#*/}
 	_si=${_r%%/*} _smt=${_r#*/}
-	_every=0
+	_every=0 _scope=hierarchy
 	case $_smt in */sampled) _smt=${_smt%/sampled} _every=1 ;; esac
-	"$SCHED" ctl set --policy="$_p" --sched-idle="$_si" --smt="$_smt" --sample-every="$_every" >"$2/ctl-set.txt" 2>&1 ||
+	case $_smt in */*) _scope=${_smt#*/} _smt=${_smt%%/*} ;; esac
+	"$SCHED" ctl set --policy="$_p" --sched-idle="$_si" --smt="$_smt" --sched-idle-scope="$_scope" \
+		--sample-every="$_every" >"$2/ctl-set.txt" 2>&1 ||
 		{ err "ctl set $1 failed: $(cat "$2/ctl-set.txt")"; return 1; }
 }
 
@@ -354,7 +357,13 @@ cg_setup() {
 		mkdir -p "$CG/bench" "$CG/noise" "$CG/x"
 		echo "+cpu" >"$CG/x/cgroup.subtree_control" 2>/dev/null && echo "x +cpu ok" || echo "x +cpu failed"
 		mkdir -p "$CG/x/noise"
-		for _g in noise x/noise; do
+		# Seed 004's production tree, for the scope experiment.
+		mkdir -p "$CG/kubepods" "$CG/system.slice"
+		for _g in kubepods system.slice; do
+			echo "+cpu" >"$CG/$_g/cgroup.subtree_control" 2>/dev/null && echo "$_g +cpu ok" || echo "$_g +cpu failed"
+		done
+		mkdir -p "$CG/kubepods/guaranteed" "$CG/kubepods/besteffort" "$CG/system.slice/containerd"
+		for _g in noise x/noise kubepods/besteffort; do
 			if echo 1 >"$CG/$_g/cpu.idle" 2>/dev/null; then echo "$_g cpu.idle=1 ok"; else echo "$_g cpu.idle=1 failed"; fi
 		done
 	} >"$OUT/meta/cgroups.txt" 2>&1
@@ -374,6 +383,18 @@ cg_empty() {
 	done
 }
 
+# The latency experiments' cyclictest, in cgroup $1, into $2/cyclictest.txt.
+# Histogram lines with zero counts carry nothing: only the others are kept.
+cyclictest_in() { # CGROUP DIR
+	local _rc
+	in_cgroup "$1" timeout "$LIMIT" cyclictest -m -q -D "$LAT_D" -t "$LAT_THREADS" -i 1000 -h 100000 \
+		--policy=other >"$2/cyclictest.raw" 2>"$2/cyclictest.err"
+	_rc=$?
+	awk '/^#/ { print; next } { s = 0; for (i = 2; i <= NF; i++) s += $i; if (s > 0) print }' "$2/cyclictest.raw" >"$2/cyclictest.txt"
+	rm -f "$2/cyclictest.raw"
+	return $_rc
+}
+
 wl_latency() { # DIR LAYOUT
 	local _ncg _noise _fail
 	case $2 in
@@ -385,10 +406,7 @@ wl_latency() { # DIR LAYOUT
 	_noise=$!
 	sleep 0.5
 	_fail=0
-	# Histogram lines with zero counts carry nothing: keep the others.
-	in_cgroup bench timeout "$LIMIT" cyclictest -m -q -D "$LAT_D" -t "$LAT_THREADS" -i 1000 -h 100000 --policy=other >"$1/cyclictest.raw" 2>"$1/cyclictest.err" || _fail=1
-	awk '/^#/ { print; next } { s = 0; for (i = 2; i <= NF; i++) s += $i; if (s > 0) print }' "$1/cyclictest.raw" >"$1/cyclictest.txt"
-	rm -f "$1/cyclictest.raw"
+	cyclictest_in bench "$1" || _fail=1
 	if command -v perf >/dev/null; then
 		in_cgroup bench timeout "$LIMIT" perf bench sched pipe -l "$LAT_PIPE" >"$1/perf-pipe.txt" 2>&1 || _fail=1
 	fi
@@ -397,6 +415,33 @@ wl_latency() { # DIR LAYOUT
 	wait "$_noise" 2>/dev/null
 	# Noise left behind would load every later run: make sure of it.
 	cg_empty "$_ncg" || { err "latency $2: cannot stop the SCHED_IDLE noise in $CG/$_ncg"; _fail=1; }
+	return $_fail
+}
+
+# ---- experiment 8: what idle work is (--sched-idle-scope, issue 15) -------------
+# CPU hogs marked idle by cpu.idle alone (no chrt --idle) on half the CPUs,
+# cyclictest in a normal cgroup; layouts: t1 and t2 as in experiment 3, and
+# seed 004's kubepods tree with the wakees in guaranteed (kubepods-g) or in
+# containerd (kubepods-c). Records the hogs' bogo ops/s: the idle work's
+# throughput.
+wl_scope() { # DIR LAYOUT
+	local _ncg _wcg _noise _fail
+	case $2 in
+	t1) _ncg=noise _wcg=bench ;;
+	t2) _ncg=x/noise _wcg=bench ;;
+	kubepods-g) _ncg=kubepods/besteffort _wcg=kubepods/guaranteed ;;
+	kubepods-c) _ncg=kubepods/besteffort _wcg=system.slice/containerd ;;
+	esac
+	(echo 0 >"$CG/$_ncg/cgroup.procs" && exec stress-ng --cpu "$LAT_NOISE" --cpu-method int64 -t 600 \
+		--metrics-brief --yaml "$1/stress.yaml" --quiet) &
+	_noise=$!
+	sleep 0.5
+	_fail=0
+	cyclictest_in "$_wcg" "$1" || _fail=1
+	# SIGINT: stress-ng writes its metrics on the way out.
+	kill -INT "$_noise" 2>/dev/null
+	wait "$_noise" 2>/dev/null
+	cg_empty "$_ncg" || { err "scope $2: cannot stop the noise in $CG/$_ncg"; _fail=1; }
 	return $_fail
 }
 
@@ -657,15 +702,19 @@ else
 	CFG_foreground="kernel=kernel builtin=builtin/wakee-aware/idle-core mainline=reservoir/mainline/idle-core wakee-aware=reservoir/wakee-aware/idle-core idle-first=reservoir/idle-first/idle-core ignore=reservoir/ignore/idle-core"
 	PS_foreground="half-alone half-noise all-alone all-noise"
 fi
-CFG_overhead="floor=floor builtin=builtin/wakee-aware/off recency=recency/wakee-aware/off first=first/wakee-aware/off reservoir=reservoir/wakee-aware/off default=reservoir/wakee-aware/idle-core sampled=reservoir/wakee-aware/idle-core/sampled"
+CFG_overhead="floor=floor builtin=builtin/wakee-aware/off recency=recency/wakee-aware/off first=first/wakee-aware/off reservoir=reservoir/wakee-aware/off default=reservoir/wakee-aware/idle-core default-task=reservoir/wakee-aware/idle-core/task sampled=reservoir/wakee-aware/idle-core/sampled"
 PS_overhead="fork4+hackbench"
+# The three scopes in the default configuration otherwise (issue 15); quick
+# runs take the kubepods layouts only.
+CFG_scope="task=reservoir/wakee-aware/idle-core/task cgroup=reservoir/wakee-aware/idle-core/cgroup hierarchy=reservoir/wakee-aware/idle-core/hierarchy"
+if [ "$QUICK" = 1 ]; then PS_scope="kubepods-g kubepods-c"; else PS_scope="t1 t2 kubepods-g kubepods-c"; fi
 # The wakeup path's tail against the floor, in the default configuration.
 CFG_wakeup="kernel=kernel floor=floor builtin=builtin/wakee-aware/idle-core reservoir=reservoir/wakee-aware/idle-core"
 PS_wakeup="half-idle half-busy"
 
 EXPS=
-for e in fork schedidle latency smt overhead foreground wakeup; do want "$e" && EXPS="$EXPS $e"; done
-want latency && cg_setup
+for e in fork schedidle latency smt overhead foreground wakeup scope; do want "$e" && EXPS="$EXPS $e"; done
+{ want latency || want scope; } && cg_setup
 
 # Every start of a sched_ext scheduler flips static keys, i.e. patches kernel
 # text, which occasionally oopses under TCG: start scx_loehle once per

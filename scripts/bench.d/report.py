@@ -24,13 +24,16 @@ EXPERIMENTS = {
     "overhead": "Hot-path cost per callback",
     "foreground": "The foreground beside SCHED_IDLE work",
     "wakeup": "Wakeup latency of sleepers, against the floor",
+    "scope": "What idle work is: the three --sched-idle-scope values (seed 004's review)",
 }
 FORK_POLICIES = ["kernel", "floor", "floor-nostats", "builtin", "recency", "first", "reservoir"]
 CLAIM_POLICIES = ["recency", "first", "reservoir"]
 SI_CONFIGS = ["kernel", "builtin", "mainline", "wakee-aware"]
 LAT_CONFIGS = ["kernel", "builtin", "mainline", "wakee-aware", "idle-first", "ignore"]
 SMT_CONFIGS = ["kernel", "builtin", "off", "idle-core"]
-OH_POLICIES = ["floor", "builtin", "recency", "first", "reservoir", "default", "sampled"]
+OH_POLICIES = ["floor", "builtin", "recency", "first", "reservoir", "default", "default-task", "sampled"]
+SCOPE_CONFIGS = ["task", "cgroup", "hierarchy"]
+SCOPE_LAYOUTS = ["t1", "t2", "kubepods-g", "kubepods-c"]
 WK_CONFIGS = ["kernel", "floor", "builtin", "reservoir"]
 WK_PARAMS = ["half-idle", "half-busy"]
 FG_CONFIGS = ["kernel", "builtin", "mainline", "wakee-aware", "idle-first", "ignore"]
@@ -42,6 +45,8 @@ GOAL_FORK_SIZE = "8,4"
 GOALS = [
     ("select_cpu_cost_ratio_reservoir_builtin", "`select_cpu` ns/call, reservoir / builtin", 1.5, "<="),
     ("select_cpu_cost_ratio_default_builtin", "`select_cpu` ns/call, default config / builtin", 1.5, "<="),
+    ("select_cpu_cost_ratio_hierarchy_task",
+     "`select_cpu` ns/call, default config (scope hierarchy) / the same with scope task", 1.3, "<="),
     ("fork_8_4_claim_failure_ratio_reservoir_first",
      "claim-failure rate under `--fork 8 --fork-max 4`, reservoir / first", 0.6, "<="),
     ("fork_8_4_throughput_ratio_reservoir_kernel",
@@ -334,6 +339,9 @@ def parse_run(raw, entry, core_of):
         m["hackbench_s"] = float(hb.group(1)) if hb else None
     if exp == "wakeup":
         m.update(parse_wakeup(d))
+    if exp == "scope":
+        m["cyclictest"] = parse_cyclictest(d)
+        m["noise_bogo_ops_s"] = parse_stress(d)["bogo_ops_s"]
     # The window between the two statistics snapshots (older runs: the
     # whole run, scheduler start and `ctl set` included).
     m["_elapsed_s"] = entry["run"].get("stats_window_s") or entry["run"].get("elapsed_s")
@@ -665,7 +673,8 @@ def report_overhead(runs, meta, p, md, claims):
               "(`bpf_prog_info.run_time_ns` and `run_cnt`, before and after "
               f"`stress-ng --fork 4 -t {meta.get('oh_t')}` plus `hackbench`), for the floor "
               "(tests/bench/floor.bpf.c) and each policy (`default` = reservoir, wakee-aware, "
-              "idle-core; the others smt off). Share = the callback's run time over the run's "
+              "idle-core, scope hierarchy; `default-task` = the same with scope task; the others "
+              "smt off). Share = the callback's run time over the run's "
               f"CPU time ({int(ncpus)} CPUs x elapsed). Under TCG every instruction is emulated: "
               "compare configurations, not the absolute numbers. A blank cell: the configuration "
               "has no such callback (or it never ran).\n")
@@ -720,6 +729,9 @@ def report_overhead(runs, meta, p, md, claims):
             claims[f"select_cpu_cost_ratio_{c}_builtin"] = ratio(s, b)
         md.append(f"| {c} | {cell(s, 0)} | {rfmt(ratio(s, b))} | {rfmt(ratio(s, fl.get('select_cpu', none)[0]))} | "
                   f"{rfmt(ratio(per[c]['_total'], fl['_total']))} | {cell(per[c]['_ops'], 1)} |")
+    # Issue 15's cost bound: the hierarchy rule against the task scope.
+    claims["select_cpu_cost_ratio_hierarchy_task"] = ratio(
+        per["default"].get("select_cpu", none)[0], per["default-task"].get("select_cpu", none)[0])
     md.append("")
     md.append("The loader: the daemon's CPU time (every thread, from `/proc/PID/task/*/schedstat`) "
               "over the workload, as a share of one CPU; `sampled` = the default configuration with "
@@ -825,12 +837,53 @@ def report_foreground(runs, meta, p, md, claims):
                           "1/s", configs, tp_series), "foreground throughput")
 
 
+def report_scope(runs, meta, p, md, claims):
+    g = group(runs, "scope")
+    md.append(f"`cyclictest` ({meta.get('lat_threads')} SCHED_OTHER threads, 1 ms interval, "
+              f"{meta.get('lat_d')} s) wakeup latency in µs of normal work, beside CPU hogs on half "
+              "the CPUs that are idle work only by their cgroup's `cpu.idle=1` (no `chrt --idle`), "
+              "under each `--sched-idle-scope` (default configuration otherwise). Layouts: t1 and t2 "
+              "as in the latency experiment; seed 004's kubepods tree with the hogs in besteffort and "
+              "the wakees in guaranteed (`kubepods-g`) or in system.slice/containerd (`kubepods-c`). "
+              "Noise = the hogs' bogo ops/s (the idle work's throughput). Sched-idle picks and "
+              "refusals: the run's generation counters. Median over repetitions [min-max].\n")
+    layouts = [l for l in SCOPE_LAYOUTS if any(k[1] == l for k in g)]
+    hdr = ("| layout | scope | p50 | p99 | p99 vs task | noise bogo ops/s | noise vs task | "
+           "sched-idle picks | refused | preempt |")
+    md += [hdr, "|" + "---|" * (hdr.count("|") - 1)]
+    p99s, noises = {}, {}
+    for layout in layouts:
+        t99 = metric(g.get(("task", layout), []), lambda x: x["cyclictest"]["p99"])
+        tno = metric(g.get(("task", layout), []), lambda x: x["noise_bogo_ops_s"])
+        for c in SCOPE_CONFIGS:
+            rs = g.get((c, layout), [])
+            p50 = metric(rs, lambda x: x["cyclictest"]["p50"])
+            p99 = metric(rs, lambda x: x["cyclictest"]["p99"])
+            noise = metric(rs, lambda x: x["noise_bogo_ops_s"])
+            p99s.setdefault(c, []).append(p99)
+            noises.setdefault(c, []).append(noise)
+
+            def ctr(name):
+                return metric(rs, lambda x: x["scx"]["counters"].get(name, 0))
+            claims.setdefault("scope_p99_us", {}).setdefault(layout, {})[c] = p99["median"] if p99 else None
+            claims.setdefault("scope_p99_ratio_vs_task", {}).setdefault(layout, {})[c] = ratio(p99, t99)
+            claims.setdefault("scope_noise_ratio_vs_task", {}).setdefault(layout, {})[c] = ratio(noise, tno)
+            md.append(f"| {layout} | {c} | {cell(p50, 0)} | {cell(p99, 0)} | {rfmt(ratio(p99, t99), 2)} | "
+                      f"{cell(noise, 0)} | {rfmt(ratio(noise, tno), 2)} | {cell(ctr('pick_sched_idle'), 0)} | "
+                      f"{cell(ctr('sched_idle_refused'), 0)} | {cell(ctr('sched_idle_preempt'), 0)} |")
+    md.append("")
+    img(md, lines_plot(p, "scope_p99", "cyclictest p99 beside cpu.idle hogs (µs)", "µs", layouts, p99s),
+        "scope p99")
+    img(md, lines_plot(p, "scope_noise", "the idle hogs' throughput (bogo ops/s)", "bogo ops/s", layouts,
+                       noises), "scope noise")
+
+
 REPORTERS = {"fork": report_fork, "schedidle": report_schedidle, "latency": report_latency,
              "smt": report_smt, "overhead": report_overhead, "foreground": report_foreground,
-             "wakeup": report_wakeup}
+             "wakeup": report_wakeup, "scope": report_scope}
 REQUIRED = {"fork": FORK_POLICIES, "schedidle": SI_CONFIGS, "latency": LAT_CONFIGS,
             "smt": SMT_CONFIGS, "overhead": OH_POLICIES, "foreground": FG_CONFIGS,
-            "wakeup": WK_CONFIGS}
+            "wakeup": WK_CONFIGS, "scope": SCOPE_CONFIGS}
 
 
 def scx_version(versions):

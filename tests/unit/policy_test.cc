@@ -77,6 +77,12 @@ class Cpu {
     f_.allowed = 0;
     return *this;
   }
+  // Sched-idle, but the wakee may not preempt what runs there (the
+  // hierarchy scope's rule, loehle/cgroup_idle.h).
+  Cpu& Refused() {
+    f_.preempt_refused = 1;
+    return *this;
+  }
   const loehle_cpu_facts& facts() const { return f_; }
   loehle_cpu_facts& mutable_facts() { return f_; }
 
@@ -802,6 +808,48 @@ TEST(PolicySlowWakeeAware, SchedIdleWakeeNoIdleCpuLeastLoadedByLoad) {
            {Cpu(0).Load(10), Cpu(1).SchedIdle().Load(7), Cpu(2).Load(5)});
   EXPECT_EQ(heavy.cpu, 2);
   EXPECT_EQ(heavy.reason, LOEHLE_REASON_LEAST_LOADED);
+}
+
+// Seed 004's review (the hierarchy scope): a sched-idle CPU whose idle work
+// this wakee may not preempt is an ordinary busy CPU for wakee-aware.
+TEST(PolicySlowWakeeAware, RefusedSchedIdleCpuIsBusy) {
+  loehle_choice c = Slow(SiMode(LOEHLE_SI_WAKEE_AWARE, false),
+                         {Cpu(0).SchedIdle().Refused().Load(1), Cpu(1).Load(4),
+                          Cpu(2).SchedIdle(), Cpu(3).Idle()});
+  EXPECT_EQ(c.cpu, 2);
+  EXPECT_EQ(c.reason, LOEHLE_REASON_SCHED_IDLE);
+  loehle_choice busy = Slow(SiMode(LOEHLE_SI_WAKEE_AWARE, false),
+                            {Cpu(0).Load(3), Cpu(1).SchedIdle().Refused().Load(1),
+                             Cpu(2).Load(5)});
+  EXPECT_EQ(busy.cpu, 1);
+  EXPECT_EQ(busy.reason, LOEHLE_REASON_LEAST_LOADED);
+  EXPECT_EQ(busy.sched_idle_pick, 0);
+  EXPECT_EQ(busy.idle_pick, 0);
+}
+
+// The modes keep their meaning on top of the scope: mainline takes a
+// sched-idle CPU for every wakee, refused or not.
+TEST(PolicySlowMainline, IgnoresTheHierarchyRefusal) {
+  loehle_choice c = Slow(SiMode(LOEHLE_SI_MAINLINE, false),
+                         {Cpu(0).Load(2), Cpu(1).SchedIdle().Refused()});
+  EXPECT_EQ(c.cpu, 1);
+  EXPECT_EQ(c.reason, LOEHLE_REASON_SCHED_IDLE);
+  EXPECT_EQ(c.sched_idle_pick, 1);
+}
+
+TEST(PolicyFastWakeeAware, RefusedPrevAndScanCpuDoNotCount) {
+  FastCfg cfg;
+  cfg.si = LOEHLE_SI_WAKEE_AWARE;
+  loehle_choice c = Fast(cfg, 0, {Cpu(0).SchedIdle().Refused(),
+                                  Cpu(1).SchedIdle().Refused(), Cpu(2).SchedIdle()});
+  EXPECT_EQ(c.cpu, 2);
+  EXPECT_EQ(c.reason, LOEHLE_REASON_SCHED_IDLE);
+  EXPECT_EQ(c.examined, 3u);
+  loehle_choice none = Fast(cfg, 0, {Cpu(0).SchedIdle().Refused(),
+                                     Cpu(1).SchedIdle().Refused()});
+  EXPECT_EQ(none.cpu, 0);
+  EXPECT_EQ(none.reason, LOEHLE_REASON_PREV_BUSY);
+  EXPECT_EQ(none.idle_pick, 0);
 }
 
 // mainline 17346452b25b (what seed 003 changes): "if (sched_idle_cpu(i))

@@ -52,6 +52,30 @@ TEST(SchedIdleState, RunningSetsWhatRuns) {
   EXPECT_TRUE(loehle_si_busy(&s));
 }
 
+// A tick reads the running task's status again (a cpu.idle write, a scope
+// switch); turning normal ends a claim, and a CPU running nothing of ours
+// stays so.
+TEST(SchedIdleState, TickUpdatesWhatRuns) {
+  loehle_si_cpu s = RunningIdleWork();
+  s.claim = loehle_si_claim_word(kWakeePid, kNow);
+  loehle_si_on_tick(&s, 1);
+  EXPECT_TRUE(loehle_si_runs_idle_work(&s));
+  EXPECT_NE(s.claim, 0u);
+  loehle_si_on_tick(&s, 0);
+  EXPECT_FALSE(loehle_si_runs_idle_work(&s));
+  EXPECT_TRUE(loehle_si_busy(&s));
+  EXPECT_EQ(s.claim, 0u);
+  loehle_si_on_tick(&s, 1);
+  EXPECT_TRUE(SchedIdle(s));
+  loehle_si_cpu idle{};
+  loehle_si_on_tick(&idle, 1);
+  EXPECT_FALSE(loehle_si_busy(&idle));
+  loehle_si_cpu released = RunningIdleWork();
+  loehle_si_on_release(&released);
+  loehle_si_on_tick(&released, 1);
+  EXPECT_FALSE(SchedIdle(released));
+}
+
 // A queued task behind the SCHED_IDLE one (the kernel's nr_running) means
 // the CPU does not run only idle work.
 TEST(SchedIdleState, QueuedLocalWorkDisqualifies) {
