@@ -5,6 +5,7 @@
 //   scx_loehle ctl get|set|stats|send [flags]    talk to a running one
 //   scx_loehle stats --json | trace | top [flags]
 //   scx_loehle --monitor=SECONDS | --help | --help-stats | --version
+//   scx_loehle completion bash                    print the bash completion
 //
 // Every flag is declared once, in the table Flags() returns: its name, the
 // syntax of its value, its default, its help text and the commands that
@@ -31,7 +32,7 @@ namespace loehle {
 struct Command {
   enum class Kind {
     kRun, kCtlGet, kCtlSet, kCtlStats, kCtlSend, kStatsStream, kTrace, kTop,
-    kHelp, kHelpStats, kVersion
+    kHelp, kHelpStats, kVersion, kCompletion
   };
   Kind kind = Kind::kRun;
   DaemonOptions daemon;         // kRun
@@ -80,6 +81,11 @@ absl::Span<const FlagSpec> Flags();
 absl::StatusOr<Command> ParseCommandLine(const std::vector<std::string>& args);
 
 std::string UsageText();
+
+// A bash completion script for every command, flag and enumerated value,
+// generated from Flags() (`scx_loehle completion bash`; installed as
+// share/bash-completion/completions/scx_loehle).
+std::string BashCompletion();
 
 }  // namespace loehle
 

@@ -9,12 +9,9 @@
 #include "loader/client/top_command.h"
 #include "loader/client/trace_command.h"
 #include "loader/command_line.h"
+#include "loader/core/build_info.h"
 #include "loader/core/scx_stats_schema.h"
 #include "loader/daemon/daemon.h"
-
-#ifndef LOEHLE_VERSION
-#define LOEHLE_VERSION "0.1.0"
-#endif
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
@@ -32,8 +29,11 @@ int main(int argc, char** argv) {
     case loehle::Command::Kind::kHelpStats:
       fputs(loehle::DescribeScxStats().c_str(), stdout);
       return 0;
+    case loehle::Command::Kind::kCompletion:
+      fputs(loehle::BashCompletion().c_str(), stdout);
+      return 0;
     case loehle::Command::Kind::kVersion:
-      printf("scx_loehle %s\n", LOEHLE_VERSION);
+      printf("%s\n", loehle::VersionLine().c_str());
       return 0;
     case loehle::Command::Kind::kRun:
       result = loehle::RunDaemon(command->daemon);

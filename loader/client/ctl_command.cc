@@ -37,7 +37,9 @@ std::string DescribeStatus(const SchedulerStatus& status) {
       " slice-us=", s.slice_us, " claim-retries=", s.claim_retries,
       " sample-every=", s.sample_every, " (state ",
       status.state.empty() ? "?" : status.state, ", ops ",
-      status.ops.empty() ? "?" : status.ops, ")");
+      status.ops.empty() ? "?" : status.ops, "; scx_loehle ",
+      status.version.empty() ? "?" : status.version, " git ",
+      status.git_commit.empty() ? "?" : status.git_commit, ")");
 }
 
 // Sends a `get` or `set` request and prints the state it reports.

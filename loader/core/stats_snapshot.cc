@@ -159,6 +159,12 @@ void ReadName(Fields& fields, const char* key,
   *out = *value;
 }
 
+// The daemon's build; a daemon from before these keys has none.
+void ReadBuild(Fields& fields, std::string* version, std::string* git_commit) {
+  if (fields.Has("version")) fields.Read("version", version);
+  if (fields.Has("git_commit")) fields.Read("git_commit", git_commit);
+}
+
 // Every key SettingsToJson writes must be there; others (a newer daemon's
 // settings) are skipped, and ranges are the daemon's to enforce, not the
 // reader's.
@@ -317,7 +323,9 @@ void ReadOlder(Fields& parent, FoldedGenerations* out) {
 }  // namespace
 
 nlohmann::json ToJson(const SchedulerStatus& status) {
-  return {{"generation", status.generation},
+  return {{"version", status.version},
+          {"git_commit", status.git_commit},
+          {"generation", status.generation},
           {"settings", SettingsToJson(status.settings)},
           {"state", status.state},
           {"ops", status.ops},
@@ -327,6 +335,7 @@ nlohmann::json ToJson(const SchedulerStatus& status) {
 absl::StatusOr<SchedulerStatus> ParseSchedulerStatus(const nlohmann::json& json) {
   Fields fields(json, "");
   SchedulerStatus status;
+  ReadBuild(fields, &status.version, &status.git_commit);
   fields.Read("generation", &status.generation);
   ReadSettings(fields, &status.settings);
   fields.Read("state", &status.state);
@@ -369,7 +378,9 @@ nlohmann::json ToJson(const StatsSnapshot& snapshot) {
   for (const GenerationSnapshot& generation : snapshot.generations) {
     generations.push_back(GenerationToJsonWithSettings(generation));
   }
-  return {{"kernel", snapshot.kernel},
+  return {{"version", snapshot.version},
+          {"git_commit", snapshot.git_commit},
+          {"kernel", snapshot.kernel},
           {"state", snapshot.state},
           {"ops", snapshot.ops},
           {"uptime_s", snapshot.uptime_s},
@@ -386,6 +397,7 @@ nlohmann::json ToJson(const StatsSnapshot& snapshot) {
 absl::StatusOr<StatsSnapshot> ParseStatsSnapshot(const nlohmann::json& json) {
   Fields fields(json, "");
   StatsSnapshot snapshot;
+  ReadBuild(fields, &snapshot.version, &snapshot.git_commit);
   fields.Read("kernel", &snapshot.kernel);
   fields.Read("state", &snapshot.state);
   fields.Read("ops", &snapshot.ops);

@@ -32,6 +32,10 @@ namespace loehle {
 // The `get` reply (and the `set` reply, which is the state after the
 // change).
 struct SchedulerStatus {
+  // The daemon's build (core/build_info.h); empty from a daemon that
+  // predates them.
+  std::string version;
+  std::string git_commit;
   uint32_t generation = 0;
   Settings settings;
   std::string state;  // /sys/kernel/sched_ext/state
@@ -99,6 +103,8 @@ struct GenerationSnapshot {
 };
 
 struct StatsSnapshot {
+  std::string version;     // the daemon's build, as in SchedulerStatus
+  std::string git_commit;
   std::string kernel;  // uname -r
   std::string state;
   std::string ops;

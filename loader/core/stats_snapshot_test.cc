@@ -122,7 +122,7 @@ TEST(StatsSnapshotTest, UnknownKeysAndCountersAreIgnoredMissingCountersAreZero) 
 }
 
 TEST(SchedulerStatusTest, RoundTripsAndRefusesWhatIsNotAStatus) {
-  SchedulerStatus status{4, Settings{}, "enabled", "loehle", {"a", "b"}};
+  SchedulerStatus status{"0.1.0", "abc123", 4, Settings{}, "enabled", "loehle", {"a", "b"}};
   status.settings.smt = LOEHLE_SMT_OFF;
   absl::StatusOr<SchedulerStatus> parsed = ParseSchedulerStatus(ToJson(status));
   ASSERT_TRUE(parsed.ok()) << parsed.status();
@@ -155,6 +155,7 @@ std::set<std::string> Keys(const nlohmann::json& object) {
 TEST(StatsSnapshotTest, TheReplyHasTheDocumentedKeys) {
   const nlohmann::json json = ToJson(Sample());
   EXPECT_EQ(Keys(json), (std::set<std::string>{
+                            "version", "git_commit",
                             "kernel", "state", "ops", "uptime_s", "generation",
                             "settings", "topology", "events", "programs",
                             "idle_state_tracking", "generations",
@@ -188,8 +189,8 @@ TEST(StatsSnapshotTest, TheReplyHasTheDocumentedKeys) {
 
 TEST(SchedulerStatusTest, TheGetReplyHasTheDocumentedKeys) {
   EXPECT_EQ(Keys(ToJson(SchedulerStatus{})),
-            (std::set<std::string>{"generation", "settings", "state", "ops",
-                                   "kfuncs"}));
+            (std::set<std::string>{"version", "git_commit", "generation",
+                                   "settings", "state", "ops", "kfuncs"}));
 }
 
 }  // namespace

@@ -21,6 +21,8 @@
 #include "loader/daemon/metrics_server.h"
 #include "loader/daemon/scx_stats_service.h"
 #include "loader/daemon/stats_collector.h"
+#include "loader/daemon/systemd_notify.h"
+#include "loader/core/build_info.h"
 #include "loader/core/settings.h"
 #include "loader/bpf/scheduler.h"
 #include "loader/core/sched_ext_sysfs.h"
@@ -141,7 +143,8 @@ class Daemon : public ControlHandler {
   }
 
   SchedulerStatus Status() {
-    return {scheduler_->generation(), scheduler_->settings(),
+    return {std::string(Version()), std::string(GitCommit()),
+            scheduler_->generation(), scheduler_->settings(),
             ReadSchedExtState(options_.sysfs_root),
             ReadSchedExtOps(options_.sysfs_root),
             KfuncVariantNames(scheduler_->compat_flags())};
@@ -348,6 +351,18 @@ absl::StatusOr<std::unique_ptr<JsonLineServer>> ListenOnSockets(
   return server;
 }
 
+// Ready means answering (the sockets listen): systemd's Type=notify. A
+// failure to notify is said, not fatal: the scheduler runs either way.
+void AnnounceReady(const DaemonOptions& options, const Daemon& daemon) {
+  const std::string state = absl::StrCat(
+      "READY=1\nSTATUS=attached: ", SettingsLabel(options.settings), "; ",
+      DescribeTopology(daemon.topology()));
+  if (absl::Status notified = NotifySystemd(state); !notified.ok()) {
+    fprintf(stderr, "scx_loehle: cannot notify systemd: %s\n",
+            std::string(notified.message()).c_str());
+  }
+}
+
 }  // namespace
 
 absl::Status RunDaemon(const DaemonOptions& options) {
@@ -400,8 +415,12 @@ absl::Status RunDaemon(const DaemonOptions& options) {
   absl::StatusOr<std::unique_ptr<MetricsServer>> metrics =
       StartMetrics(metrics_address);
   if (!metrics.ok()) return metrics.status();
-  return ServeUntilStopped(options, daemon, sockets->get(), metrics->get(),
-                           **signals);
+  AnnounceReady(options, daemon);
+  absl::Status served = ServeUntilStopped(options, daemon, sockets->get(),
+                                          metrics->get(), **signals);
+  // Best effort: the unit learns the rest from the exit status.
+  (void)NotifySystemd("STOPPING=1");
+  return served;
 }
 
 }  // namespace loehle

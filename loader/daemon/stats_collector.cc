@@ -1,5 +1,7 @@
 #include "loader/daemon/stats_collector.h"
 
+#include "loader/core/build_info.h"
+
 #include <cstdint>
 #include <utility>
 #include <vector>
@@ -25,6 +27,8 @@ TopologyInfo DescribeTopologyForStats(const Topology& topology) {
 
 StatsSnapshot CollectStats(const StatsSources& sources, StatsScope scope) {
   StatsSnapshot snapshot;
+  snapshot.version = std::string(Version());
+  snapshot.git_commit = std::string(GitCommit());
   snapshot.kernel = sources.kernel;
   snapshot.state = sources.state;
   snapshot.ops = sources.ops;

@@ -874,7 +874,7 @@ def report_scope(runs, meta, p, md, claims):
     md.append("")
     img(md, lines_plot(p, "scope_p99", "cyclictest p99 beside cpu.idle hogs (µs)", "µs", layouts, p99s),
         "scope p99")
-    img(md, lines_plot(p, "scope_noise", "the idle hogs' throughput (bogo ops/s)", "bogo ops/s", layouts,
+    img(md, lines_plot(p, "scope_noise", "throughput of the idle hogs (bogo ops/s)", "bogo ops/s", layouts,
                        noises), "scope noise")
 
 

@@ -46,6 +46,24 @@ else
 fi
 [[ ${#cases[@]} -gt 0 ]] || { echo "ctest-vm: no cases found" >&2; exit 1; }
 
+# case_installed_layout runs the Debian package's files: build the package
+# from this build folder and unpack it into BUILD/vm-installed/root, unless
+# that was done after the binary was built (a stamp: the unpacked files
+# carry the package's clamped mtimes). Under a lock: both kernels' entries
+# start together.
+if [[ " ${cases[*]} " == *" installed_layout "* ]]; then
+	inst=$build/vm-installed
+	mkdir -p "$inst"
+	(
+		flock 9
+		if [[ ! -x $inst/root/usr/sbin/scx_loehle || ! $inst/stamp -nt $build/scx_loehle ]]; then
+			rm -rf "$inst/root" "$inst"/*.deb "$inst/stamp"
+			deb=$(scripts/package --no-lintian --build "$build" --out "$inst" 2>"$inst/package.log") &&
+				dpkg-deb -x "$deb" "$inst/root" && touch "$inst/stamp"
+		fi
+	) 9>"$inst/.lock" || echo "ctest-vm: could not build the package for installed_layout ($inst/package.log): the case will say so" >&2
+fi
+
 declare -A verdict    # case -> ok | not ok
 # Files a case leaves in /out that a later ctest entry reads (check-metrics.py).
 # /out comes back only when the guest exits, so after a panic such a case

@@ -121,3 +121,33 @@ case_error_exit() {
 		fail "no debug dump with 'CPU states' in the log"
 	wait_state disabled 5 || fail "state stays '$(cat "$STATE")' after the error exit"
 }
+
+# The Debian package's files (tests/vm/ctest-vm.sh unpacks the package into
+# BUILD/vm-installed/root), started the way the unit's ExecStart does: the
+# unit's command line with $SCX_LOEHLE_FLAGS from its EnvironmentFile, here
+# the packaged settings file plus one line as an administrator would add.
+case_installed_layout() {
+	inst=${LOEHLE_BUILD_DIR:-build}/vm-installed/root
+	unit=$inst/lib/systemd/system/scx_loehle.service
+	[ -f "$unit" ] || fail "no unpacked package in $inst (tests/vm/ctest-vm.sh builds it with scripts/package; see $inst/../package.log)"
+	exec_start=$(sed -n 's/^ExecStart=//p' "$unit")
+	env_file=$(sed -n 's/^EnvironmentFile=-\{0,1\}//p' "$unit")
+	binary=${exec_start%% *}
+	[ -x "$inst$binary" ] || fail "the unit starts $binary, which the package does not hold"
+	[ -f "$inst$env_file" ] || fail "the unit reads $env_file, which the package does not hold"
+	case $exec_start in *'$SCX_LOEHLE_FLAGS'*) ;; *) fail "ExecStart ($exec_start) does not pass \$SCX_LOEHLE_FLAGS" ;; esac
+	cp "$inst$env_file" /tmp/scx_loehle.default
+	echo 'SCX_LOEHLE_FLAGS="--policy=first --sched-idle-scope=cgroup --slice-us=4000"' >>/tmp/scx_loehle.default
+	# EnvironmentFile's KEY="value" lines read as the shell reads them.
+	. /tmp/scx_loehle.default
+	SCHED=$inst$binary
+	# shellcheck disable=SC2086
+	start_sched $SCX_LOEHLE_FLAGS
+	get=$("$SCHED" ctl get) || fail "ctl get from the installed binary failed"
+	echo "$get"
+	case $get in *"policy=first "*"sched-idle-scope=cgroup "*"slice-us=4000 "*) ;;
+	*) fail "the settings file's flags are not in force: $get" ;; esac
+	want=$("$SCHED" --version | sed -n 's/^scx_loehle \([^ ]*\) (git \([^)]*\))$/\1 git \2/p')
+	case $get in *"scx_loehle $want)"*) ;; *) fail "ctl get does not report the installed build ($want): $get" ;; esac
+	stop_sched
+}

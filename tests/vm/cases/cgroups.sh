@@ -52,9 +52,11 @@ scope_phase() {
 	_gen=$(new_scope_generation "$1") || exit 1
 	[ -n "$_gen" ] || fail "no generation number from ctl set"
 	_lat=$(in_group "$2" timeout 60 "$WAKELAT" 2000 100) || fail "the $2 sleeper failed or hung under $1"
-	_si=$(gen_value "$_gen" sched_idle)
-	_ref=$(gen_value "$_gen" "sched-idle refused")
-	_pre=$(gen_value "$_gen" "sched-idle preempt")
+	# One stats request per phase: under the hogs each costs seconds.
+	_block=$(gen_block "$_gen")
+	_si=$(block_value "$_block" sched_idle)
+	_ref=$(block_value "$_block" "sched-idle refused")
+	_pre=$(block_value "$_block" "sched-idle preempt")
 	echo "$1 $2 (gen $_gen): sched-idle picks ${_si:-0}, refused ${_ref:-0}, preempt ${_pre:-0}; sleeper avg/p99/max us: $_lat" >&2
 	echo "${_si:-0} ${_ref:-0}"
 }

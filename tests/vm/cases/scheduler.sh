@@ -10,7 +10,12 @@ gen_block() {
 
 # A number that follows a label in generation $1's block, e.g. "packing".
 gen_value() {
-	gen_block "$1" | tr ',;:' '\n\n\n' | awk -v k="$2" '
+	block_value "$(gen_block "$1")" "$2"
+}
+
+# The number after label $2 in a generation's block $1 (already fetched).
+block_value() {
+	echo "$1" | tr ',;:' '\n\n\n' | awk -v k="$2" '
 		{ sub(/^ +/, "") }
 		index($0, k " ") == 1 { print $(split(k, a, " ") + 1); exit }'
 }
