@@ -291,6 +291,29 @@ TEST(FlagTableTest, TheManPageDocumentsEveryFlag) {
   }
 }
 
+// The completion offers every flag to its commands and every value of an
+// enumerated flag ("a|b|c"); tests/install/completion_test.sh drives it in
+// bash.
+TEST(FlagTableTest, TheBashCompletionOffersEveryFlagAndValue) {
+  const std::string script = BashCompletion();
+  for (const FlagSpec& flag : Flags()) {
+    const std::string word =
+        absl::StrCat("--", std::string(flag.name), flag.value.empty() ? "" : "=");
+    const bool offered = script.find(absl::StrCat(" ", word, " ")) != std::string::npos ||
+                         script.find(absl::StrCat("\"", word, " ")) != std::string::npos ||
+                         script.find(absl::StrCat(" ", word, "\"")) != std::string::npos;
+    EXPECT_TRUE(offered) << word;
+    const std::string value(flag.value);
+    if (value.find('|') == std::string::npos) continue;
+    std::string words = value;
+    std::replace(words.begin(), words.end(), '|', ' ');
+    EXPECT_THAT(script, HasSubstr(absl::StrCat("--", std::string(flag.name),
+                                               ") words=\"", words, "\"")))
+        << flag.name;
+  }
+  EXPECT_THAT(script, HasSubstr("complete -F _scx_loehle scx_loehle"));
+}
+
 TEST(FlagTableTest, EveryFlagIsInTheHelpWithItsValue) {
   const std::string usage = UsageText();
   for (const FlagSpec& flag : Flags()) {
