@@ -20,7 +20,10 @@ if(LOEHLE_UNITDIR_OVERRIDE)
 endif()
 set(LOEHLE_SBINDIR "${CMAKE_INSTALL_PREFIX}/${LOEHLE_SBIN}")
 set(LOEHLE_DEFAULT_FILE "${_sysconf}/default/scx_loehle")
-set(_unit "${LOEHLE_BINARY_DIR}/packaging/scx_loehle.service")
+# One generated unit per DESTDIR and prefix: installs may run side by side
+# (ctest runs install-layout beside the package builds).
+string(MD5 _key "$ENV{DESTDIR}|${CMAKE_INSTALL_PREFIX}")
+set(_unit "${LOEHLE_BINARY_DIR}/packaging/${_key}/scx_loehle.service")
 configure_file("${LOEHLE_SOURCE_DIR}/packaging/scx_loehle.service.in" "${_unit}" @ONLY)
 file(INSTALL "${_unit}" DESTINATION "${_unitdir}")
 file(INSTALL "${LOEHLE_SOURCE_DIR}/packaging/scx_loehle.default"

@@ -20,7 +20,7 @@ expect() {
 	COMP_CWORD=$((${#COMP_WORDS[@]} - 1))
 	COMPREPLY=()
 	_scx_loehle
-	got=$(printf '%s\n' "${COMPREPLY[@]}" | sort | tr '\n' ' ' | sed 's/ $//')
+	got=$(printf '%s\n' "${COMPREPLY[@]}" | LC_ALL=C sort | tr '\n' ' ' | sed 's/ $//')
 	if [[ $got != "$want" ]]; then
 		echo "FAIL: '${COMP_WORDS[*]}' completes to '$got', want '$want'"
 		failures=$((failures + 1))

@@ -56,7 +56,8 @@ def main(metrics_path, stats_path):
     for gen in stats["generations"]:
         st = gen["settings"]
         base = {"generation": str(gen["generation"]), "policy": st["policy"],
-                "sched_idle": st["sched_idle"], "smt": st["smt"]}
+                "sched_idle": st["sched_idle"], "smt": st["smt"],
+                "sched_idle_scope": st.get("sched_idle_scope", "task")}
         frozen = gen["generation"] != current
         for name, value in gen["counters"].items():
             if name.startswith("select_"):
