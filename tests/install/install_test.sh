@@ -61,7 +61,8 @@ check_prefix() {
 	done < <(sed -n 's/^#   SCX_LOEHLE_FLAGS="\(.*\)"$/\1/p' "$dest$env_file")
 
 	"$dest$exec_start" --help >/dev/null || fail "the installed binary's --help failed"
-	"$dest$exec_start" --version | grep -q '^scx_loehle [0-9]' || fail "the installed binary's --version"
+	out=$("$dest$exec_start" --version) || fail "the installed binary's --version failed"
+	[[ $out == "scx_loehle "[0-9]* ]] || fail "the installed binary's --version says '$out'"
 	echo "prefix $prefix: every file in place, the unit verified"
 }
 

@@ -33,15 +33,21 @@ for f in /usr/sbin/scx_loehle /lib/systemd/system/scx_loehle.service /etc/defaul
 	/usr/share/doc/scx-loehle/copyright /usr/share/doc/scx-loehle/README.md.gz; do
 	grep -qx "$f" <<<"$files" || fail "the package lacks $f"
 done
-dpkg-deb -f "$deb" Depends | grep -q 'libc6' || fail "no shared-library dependencies in Depends: $(dpkg-deb -f "$deb" Depends)"
+depends=$(dpkg-deb -f "$deb" Depends)
+[[ $depends == *libc6* ]] || fail "no shared-library dependencies in Depends: $depends"
 
 log=$out/apt.log
 DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$deb" >"$log" 2>&1 || fail "apt-get install: $(tail -n 5 "$log")"
 installed || fail "apt-get install ran, but dpkg does not list scx-loehle as installed"
-/usr/sbin/scx_loehle --help | grep -q -- '--sched-idle-scope' || fail "the installed scx_loehle --help"
-/usr/sbin/scx_loehle --version | grep -q "^scx_loehle $(dpkg-deb -f "$deb" Version) (git " ||
-	fail "the installed --version says '$(/usr/sbin/scx_loehle --version)', the package $(dpkg-deb -f "$deb" Version)"
-MANWIDTH=80 man -P cat scx_loehle 2>/dev/null | grep -q 'sched-idle-scope' || fail "man scx_loehle does not show the installed page"
+# Outputs are captured before grep: `grep -q` leaves a pipe early, and the
+# writer's SIGPIPE would fail the pipeline under pipefail.
+help=$(/usr/sbin/scx_loehle --help) || fail "the installed scx_loehle --help failed"
+grep -q -- '--sched-idle-scope' <<<"$help" || fail "the installed scx_loehle --help lacks --sched-idle-scope"
+version=$(/usr/sbin/scx_loehle --version) || fail "the installed scx_loehle --version failed"
+[[ $version == "scx_loehle $(dpkg-deb -f "$deb" Version) (git "* ]] ||
+	fail "the installed --version says '$version', the package $(dpkg-deb -f "$deb" Version)"
+page=$(MANWIDTH=80 man -P cat scx_loehle 2>/dev/null) || fail "man scx_loehle failed"
+grep -q 'sched-idle-scope' <<<"$page" || fail "man scx_loehle does not show the installed page"
 [[ -L /etc/systemd/system/multi-user.target.wants/scx_loehle.service ]] ||
 	fail "the unit is not enabled (no multi-user.target.wants link)"
 if [[ -d /run/systemd/system ]]; then
