@@ -8,6 +8,7 @@
 #                 that is not writable
 #   LOEHLE_DEPS   the git-ignored local prefix for tools built or unpacked
 #                 from Debian packages (libbpf, bpftool): $LOEHLE_ROOT/.deps
+#   copy_worktree DEST  the working tree's files into DEST (below)
 #   die MSG       one-line error on stderr, exit 1
 #   usage_die MSG one-line command-line error on stderr, exit 2
 #   log MSG       progress line on stderr
@@ -33,6 +34,19 @@ LOEHLE_DEPS=${LOEHLE_DEPS:-$LOEHLE_ROOT/.deps}
 export LOEHLE_ROOT LOEHLE_CACHE LOEHLE_DEPS
 
 log() { printf '%s: %s\n' "$(basename "$0")" "$*" >&2; }
+
+# copy_worktree DEST: the working tree's files as they are now (tracked and
+# untracked, not ignored; outside a git checkout every file but the build
+# folders, .deps and results) into the existing folder DEST.
+copy_worktree() {
+	if git -C "$LOEHLE_ROOT" rev-parse --git-dir >/dev/null 2>&1; then
+		(cd "$LOEHLE_ROOT" && git ls-files -co --exclude-standard -z | tar --null -T - -cf -) |
+			tar -xf - -C "$1"
+	else
+		tar -C "$LOEHLE_ROOT" --exclude='./build*' --exclude=./.deps --exclude=./results -cf - . |
+			tar -xf - -C "$1"
+	fi
+}
 die() { printf '%s: error: %s\n' "$(basename "$0")" "$*" >&2; exit 1; }
 usage_die() { printf '%s: error: %s\n' "$(basename "$0")" "$*" >&2; exit 2; }
 
