@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/algorithm/container.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/ascii.h"
@@ -100,8 +101,10 @@ absl::Status ApplySliceUs(std::string_view v, Command* c) {
   return ApplyNumber<uint64_t, &Settings::slice_us>("slice-us", "slice_us", v, c);
 }
 absl::Status ApplyClaimRetries(std::string_view v, Command* c) {
-  return ApplyNumber<uint32_t, &Settings::claim_retries>("claim-retries",
-                                                         "claim_retries", v, c);
+  absl::Status applied = ApplyNumber<uint32_t, &Settings::claim_retries>(
+      "claim-retries", "claim_retries", v, c);
+  c->sim.claim_retries = c->daemon.settings.claim_retries;  // sim takes it too
+  return applied;
 }
 absl::Status ApplySampleEvery(std::string_view v, Command* c) {
   return ApplyNumber<uint32_t, &Settings::sample_every>("sample-every",
@@ -206,6 +209,7 @@ absl::Status ApplyCount(std::string_view v, Command* c) {
 absl::Status ApplyOut(std::string_view v, Command* c) {
   if (absl::Status s = NonEmpty("out", "a file (or -)", v); !s.ok()) return s;
   c->out_path = std::string(v);
+  c->sim.json_out = c->out_path;  // sim: the JSON results
   return absl::OkStatus();
 }
 absl::Status ApplyDuration(std::string_view v, Command* c) {
@@ -216,6 +220,147 @@ absl::Status ApplyDuration(std::string_view v, Command* c) {
 }
 absl::Status ApplyOnce(std::string_view, Command* c) {
   c->once = true;
+  return absl::OkStatus();
+}
+
+
+// --- The simulator's flags (scx_loehle sim).
+
+// "a,b,c" -> each parsed by `parse`; empty items are refused.
+template <typename T>
+absl::StatusOr<std::vector<T>> ParseList(std::string_view flag, std::string_view text,
+                                         absl::StatusOr<T> (*parse)(std::string_view)) {
+  std::vector<T> out;
+  for (absl::string_view item : absl::StrSplit(Abs(text), ',')) {
+    if (item.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--", Abs(flag), " takes a comma-separated list, got \"", Abs(text), "\""));
+    }
+    absl::StatusOr<T> value = parse(std::string_view(item.data(), item.size()));
+    if (!value.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--", Abs(flag), ": ", value.status().message()));
+    }
+    out.push_back(*value);
+  }
+  return out;
+}
+
+absl::StatusOr<uint32_t> ParseSimPolicy(std::string_view name) {
+  absl::StatusOr<uint32_t> policy = ParsePolicy(name);
+  if (policy.ok() && *policy == LOEHLE_POLICY_BUILTIN) {
+    return absl::InvalidArgumentError(
+        "builtin is the kernel's own selection, which the simulator does not model "
+        "(expected recency, first or reservoir)");
+  }
+  return policy;
+}
+
+absl::StatusOr<uint32_t> ParseSimSize(std::string_view text) {
+  uint32_t n;
+  if (!absl::SimpleAtoi(Abs(text), &n) || n > 4096) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("sizes are counts in 0..4096, got \"", Abs(text), "\""));
+  }
+  return n;
+}
+
+template <uint32_t SimOptions::*field>
+absl::Status ApplySimCount(std::string_view flag, std::string_view v, uint32_t min,
+                           uint32_t max, Command* c) {
+  absl::StatusOr<uint64_t> n = ParseCount(flag, v);
+  if (!n.ok()) return n.status();
+  if (*n < min || *n > max) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--", Abs(flag), " must be between ", min, " and ", max));
+  }
+  c->sim.*field = static_cast<uint32_t>(*n);
+  return absl::OkStatus();
+}
+
+absl::Status ApplyTopology(std::string_view v, Command* c) {
+  if (absl::Status s = NonEmpty("topology", "a preset, host or a file", v); !s.ok()) return s;
+  c->sim.topology = std::string(v);
+  return absl::OkStatus();
+}
+absl::Status ApplyWorkload(std::string_view v, Command* c) {
+  if (v != "fork" && v != "wakeup" && v != "schedidle" && v != "smt") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "unknown workload \"", Abs(v), "\" (expected fork, wakeup, schedidle or smt)"));
+  }
+  c->sim.workload = std::string(v);
+  return absl::OkStatus();
+}
+absl::Status ApplyPolicies(std::string_view v, Command* c) {
+  absl::StatusOr<std::vector<uint32_t>> list = ParseList<uint32_t>("policies", v, ParseSimPolicy);
+  if (!list.ok()) return list.status();
+  c->sim.policies = *list;
+  return absl::OkStatus();
+}
+absl::Status ApplySchedIdleModes(std::string_view v, Command* c) {
+  absl::StatusOr<std::vector<uint32_t>> list =
+      ParseList<uint32_t>("sched-idle-modes", v, ParseSchedIdleMode);
+  if (!list.ok()) return list.status();
+  c->sim.sched_idle_modes = *list;
+  return absl::OkStatus();
+}
+absl::Status ApplySmtModes(std::string_view v, Command* c) {
+  absl::StatusOr<std::vector<uint32_t>> list = ParseList<uint32_t>("smt-modes", v, ParseSmtMode);
+  if (!list.ok()) return list.status();
+  c->sim.smt_modes = *list;
+  return absl::OkStatus();
+}
+absl::Status ApplySizes(std::string_view flag, std::string_view v, Command* c) {
+  absl::StatusOr<std::vector<uint32_t>> list = ParseList<uint32_t>(flag, v, ParseSimSize);
+  if (!list.ok()) return list.status();
+  c->sim.sizes = *list;
+  return absl::OkStatus();
+}
+absl::Status ApplyForkers(std::string_view v, Command* c) { return ApplySizes("forkers", v, c); }
+absl::Status ApplyWorkers(std::string_view v, Command* c) { return ApplySizes("workers", v, c); }
+absl::Status ApplyForkMax(std::string_view v, Command* c) {
+  return ApplySimCount<&SimOptions::fork_max>("fork-max", v, 1, 64, c);
+}
+absl::Status ApplyIdleHogs(std::string_view v, Command* c) {
+  return ApplySimCount<&SimOptions::idle_hogs>("idle-hogs", v, 0, 4096, c);
+}
+absl::Status ApplyReps(std::string_view v, Command* c) {
+  return ApplySimCount<&SimOptions::reps>("reps", v, 1, 1000, c);
+}
+absl::Status ApplyJobs(std::string_view v, Command* c) {
+  return ApplySimCount<&SimOptions::jobs>("jobs", v, 0, 1024, c);
+}
+absl::Status ApplySeed(std::string_view v, Command* c) {
+  absl::StatusOr<uint64_t> n = ParseCount("seed", v);
+  if (!n.ok()) return n.status();
+  c->sim.seed = *n;
+  return absl::OkStatus();
+}
+absl::Status ApplySimSeconds(std::string_view v, Command* c) {
+  double s;
+  if (!absl::SimpleAtod(Abs(v), &s) || !(s > 0) || s > 3600) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--sim-seconds takes simulated seconds in (0, 3600], got \"", Abs(v), "\""));
+  }
+  c->sim.sim_seconds = s;
+  return absl::OkStatus();
+}
+absl::Status ApplyScanNs(std::string_view v, Command* c) {
+  absl::StatusOr<uint64_t> n = ParseCount("scan-ns-per-cpu", v);
+  if (!n.ok()) return n.status();
+  if (*n < 1 || *n > 100000) {
+    return absl::InvalidArgumentError("--scan-ns-per-cpu must be between 1 and 100000");
+  }
+  c->sim.scan_ns_per_cpu = *n;
+  return absl::OkStatus();
+}
+absl::Status ApplyMarkdown(std::string_view v, Command* c) {
+  if (absl::Status s = NonEmpty("markdown", "a file (or -)", v); !s.ok()) return s;
+  c->sim.markdown_out = std::string(v);
+  return absl::OkStatus();
+}
+absl::Status ApplyQuiet(std::string_view, Command* c) {
+  c->sim.quiet = true;
   return absl::OkStatus();
 }
 
@@ -240,7 +385,7 @@ constexpr FlagSpec kFlags[] = {
     {"slice-us", "N", "5000", "time slice in microseconds (50..1000000)",
      kSettingsCommands, ApplySliceUs},
     {"claim-retries", "N", "1", "rescans after a lost claim of an idle CPU (0..16)",
-     kSettingsCommands, ApplyClaimRetries},
+     kSettingsCommands | kSimCommand, ApplyClaimRetries},
     {"sample-every", "N", "64",
      "send every Nth pick to the event ring buffer\n(0 = none, 1 = every pick)",
      kSettingsCommands, ApplySampleEvery},
@@ -280,15 +425,48 @@ constexpr FlagSpec kFlags[] = {
      kStatsCommand | kTopCommand, ApplyInterval},
     {"count", "N", "0", "stop after N replies or frames (0: until interrupted)",
      kStatsCommand | kTopCommand, ApplyCount},
-    {"out", "FILE", "", "where the trace goes (- for stdout)", kTraceCommand,
-     ApplyOut},
+    {"out", "FILE", "", "where the trace (trace) or the JSON results (sim) go\n(- for stdout)",
+     kTraceCommand | kSimCommand, ApplyOut},
     {"duration", "SECONDS", "", "trace for SECONDS (default: until SIGINT)",
      kTraceCommand, ApplyDuration},
     {"once", "", "", "print one frame and exit", kTopCommand, ApplyOnce},
-    {"help", "", "", "this text (also -h)", kEveryCommand, ApplyHelp},
+    {"topology", "NAME|host|FILE", "altra-160",
+     "sim: a preset (altra-160, xeon-64, vera-352, epyc-256,\n"
+     "vm-8), this machine's sysfs, or a topology file",
+     kSimCommand, ApplyTopology},
+    {"workload", "fork|wakeup|schedidle|smt", "fork", "sim: what runs", kSimCommand,
+     ApplyWorkload},
+    {"policies", "LIST", "recency,first,reservoir", "sim: the --policy values to compare",
+     kSimCommand, ApplyPolicies},
+    {"sched-idle-modes", "LIST", "wakee-aware", "sim: the --sched-idle values to compare",
+     kSimCommand, ApplySchedIdleModes},
+    {"smt-modes", "LIST", "idle-core", "sim: the --smt values to compare", kSimCommand,
+     ApplySmtModes},
+    {"forkers", "LIST", "32", "sim: creators of the fork workload, e.g. 1,16,32,64",
+     kSimCommand, ApplyForkers},
+    {"workers", "LIST", "32",
+     "sim: the size of the other workloads (message\nthreads, workers, tasks; smt: 0 = one per core)",
+     kSimCommand, ApplyWorkers},
+    {"fork-max", "N", "1", "sim: children a creator forks before it waits (1..64)",
+     kSimCommand, ApplyForkMax},
+    {"idle-hogs", "N", "0", "sim: SCHED_IDLE CPU hogs beside the schedidle jobs",
+     kSimCommand, ApplyIdleHogs},
+    {"sim-seconds", "S", "1", "sim: simulated seconds per run (schedidle: at most)",
+     kSimCommand, ApplySimSeconds},
+    {"seed", "N", "1", "sim: the first run's seed (a run is a function of it)",
+     kSimCommand, ApplySeed},
+    {"reps", "N", "1", "sim: repetitions (seeds seed, seed+1, ...), pooled",
+     kSimCommand, ApplyReps},
+    {"jobs", "N", "0", "sim: host threads (0: every host core)", kSimCommand, ApplyJobs},
+    {"scan-ns-per-cpu", "N", "40",
+     "sim: simulated select_cpu time per CPU examined", kSimCommand, ApplyScanNs},
+    {"markdown", "FILE", "-", "sim: where the tables go (- for stdout)", kSimCommand,
+     ApplyMarkdown},
+    {"quiet", "", "", "sim: no progress line and no summary", kSimCommand, ApplyQuiet},
+    {"help", "", "", "this text (also -h)", kEveryCommand | kSimCommand, ApplyHelp},
     {"help-stats", "", "", "the fields of the scx_stats socket", kEveryCommand,
      ApplyHelpStats},
-    {"version", "", "", "the version", kEveryCommand, ApplyVersion},
+    {"version", "", "", "the version", kEveryCommand | kSimCommand, ApplyVersion},
 };
 
 const FlagSpec* FindFlag(std::string_view name) {
@@ -330,6 +508,7 @@ constexpr CommandWord kTopLevelCommands[] = {
     {"stats", kStatsCommand, Command::Kind::kStatsStream},
     {"trace", kTraceCommand, Command::Kind::kTrace},
     {"top", kTopCommand, Command::Kind::kTop},
+    {"sim", kSimCommand, Command::Kind::kSim},
 };
 
 // The command words at the front of `args`; *next is the first flag.
@@ -416,6 +595,15 @@ absl::Status CheckCommand(const CommandWord& command, const Command& cmd,
         return absl::InvalidArgumentError("trace needs --out=FILE (or --out=- for stdout)");
       }
       return absl::OkStatus();
+    case kSimCommand:
+      if (cmd.sim.claim_retries > kMaxClaimRetries) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("--claim-retries must be between 0 and ", kMaxClaimRetries));
+      }
+      if (cmd.sim.workload == "fork" && absl::c_linear_search(cmd.sim.sizes, 0u)) {
+        return absl::InvalidArgumentError("--forkers: the fork workload needs at least 1 creator");
+      }
+      return absl::OkStatus();
     case kStatsCommand:
       if (!cmd.json) {
         return absl::InvalidArgumentError(
@@ -455,12 +643,18 @@ std::string FlagHelp(const FlagSpec& flag) {
   return out;
 }
 
-std::string FlagsHelp(bool run_flags) {
+enum class HelpSection { kRun, kClient, kSim };
+
+std::string FlagsHelp(HelpSection section) {
   std::string out;
   for (const FlagSpec& flag : kFlags) {
     const bool run = (flag.commands & kRunCommand) != 0;
     const bool client = (flag.commands & kClientCommands) != 0;
-    if (run_flags ? run : (client && !run)) absl::StrAppend(&out, FlagHelp(flag));
+    const bool sim_only = flag.commands == kSimCommand;
+    const bool shown = section == HelpSection::kRun      ? run
+                       : section == HelpSection::kClient ? client && !run
+                                                         : sim_only;
+    if (shown) absl::StrAppend(&out, FlagHelp(flag));
   }
   return out;
 }
@@ -569,7 +763,7 @@ Run the scheduler (as root, on a kernel with sched_ext):
              [--scx-stats-socket=PATH] [-v]
 
 )",
-      FlagsHelp(true), R"(
+      FlagsHelp(HelpSection::kRun), R"(
 Control a running scheduler:
   scx_loehle ctl get
   scx_loehle ctl set [--policy=...] [--sched-idle=...]
@@ -599,7 +793,15 @@ Control a running scheduler:
   Every client command takes --socket=PATH.
 
 )",
-      FlagsHelp(false), R"(
+      FlagsHelp(HelpSection::kClient), R"(
+Simulate the policies on machines this one is not (no root, no sched_ext;
+Documentation/simulation.md):
+  scx_loehle sim [--topology=...] [--workload=...] [--policies=LIST]
+                 [--forkers=LIST | --workers=LIST] [--sim-seconds=S]
+                 [--reps=N] [--out=FILE] [--markdown=FILE]
+                 (also --claim-retries=N, and --help, --version)
+
+)", FlagsHelp(HelpSection::kSim), R"(
 No sched_ext kernel here? Run it in the project's VM:
   scripts/vm -- build/scx_loehle
 )");

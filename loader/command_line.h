@@ -6,6 +6,7 @@
 //   scx_loehle stats --json | trace | top [flags]
 //   scx_loehle --monitor=SECONDS | --help | --help-stats | --version
 //   scx_loehle completion bash                    print the bash completion
+//   scx_loehle sim [flags]                       the simulator (loader/sim/)
 //
 // Every flag is declared once, in the table Flags() returns: its name, the
 // syntax of its value, its default, its help text and the commands that
@@ -25,6 +26,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "loader/core/daemon_options.h"
+#include "loader/core/sim_options.h"
 #include "nlohmann/json.hpp"
 
 namespace loehle {
@@ -32,7 +34,7 @@ namespace loehle {
 struct Command {
   enum class Kind {
     kRun, kCtlGet, kCtlSet, kCtlStats, kCtlSend, kStatsStream, kTrace, kTop,
-    kHelp, kHelpStats, kVersion, kCompletion
+    kHelp, kHelpStats, kVersion, kCompletion, kSim
   };
   Kind kind = Kind::kRun;
   DaemonOptions daemon;         // kRun
@@ -45,6 +47,7 @@ struct Command {
   std::string out_path;         // kTrace: "-" = stdout
   double duration_s = 0;        // kTrace: 0 = until SIGINT/SIGTERM
   bool once = false;            // kTop: one frame, then exit
+  SimOptions sim;               // kSim
 };
 
 // The commands a flag belongs to (FlagSpec::commands), one bit each.
@@ -57,7 +60,8 @@ enum CommandBit : uint32_t {
   kStatsCommand = 1u << 5,     // stats --json
   kTraceCommand = 1u << 6,
   kTopCommand = 1u << 7,
-  kEveryCommand = (1u << 8) - 1,
+  kEveryCommand = (1u << 8) - 1,  // every command about a scheduler
+  kSimCommand = 1u << 8,          // scx_loehle sim
 };
 
 struct FlagSpec {

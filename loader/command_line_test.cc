@@ -411,3 +411,63 @@ TEST(CliTest, KeepGenerationsIsBounded) {
 
 }  // namespace
 }  // namespace loehle
+
+namespace loehle {
+namespace {
+
+TEST(SimCommandLineTest, ParsesASweep) {
+  absl::StatusOr<Command> cmd =
+      ParseCommandLine({"sim", "--topology=xeon-64", "--workload=schedidle",
+                        "--sched-idle-modes=mainline,wakee-aware", "--workers", "1,16,128",
+                        "--reps=3", "--seed=9", "--sim-seconds=2.5", "--out=r.json",
+                        "--markdown=r.md", "--claim-retries=2", "--quiet"});
+  ASSERT_TRUE(cmd.ok()) << cmd.status();
+  EXPECT_EQ(cmd->kind, Command::Kind::kSim);
+  EXPECT_EQ(cmd->sim.topology, "xeon-64");
+  EXPECT_EQ(cmd->sim.workload, "schedidle");
+  EXPECT_EQ(cmd->sim.sched_idle_modes,
+            (std::vector<uint32_t>{LOEHLE_SI_MAINLINE, LOEHLE_SI_WAKEE_AWARE}));
+  EXPECT_EQ(cmd->sim.sizes, (std::vector<uint32_t>{1, 16, 128}));
+  EXPECT_EQ(cmd->sim.reps, 3u);
+  EXPECT_EQ(cmd->sim.seed, 9u);
+  EXPECT_DOUBLE_EQ(cmd->sim.sim_seconds, 2.5);
+  EXPECT_EQ(cmd->sim.json_out, "r.json");
+  EXPECT_EQ(cmd->sim.markdown_out, "r.md");
+  EXPECT_EQ(cmd->sim.claim_retries, 2u);
+  EXPECT_TRUE(cmd->sim.quiet);
+}
+
+TEST(SimCommandLineTest, DefaultsCompareTheSeed000Policies) {
+  absl::StatusOr<Command> cmd = ParseCommandLine({"sim"});
+  ASSERT_TRUE(cmd.ok()) << cmd.status();
+  EXPECT_EQ(cmd->sim.policies, (std::vector<uint32_t>{LOEHLE_POLICY_RECENCY, LOEHLE_POLICY_FIRST,
+                                                       LOEHLE_POLICY_RESERVOIR}));
+  EXPECT_EQ(cmd->sim.topology, "altra-160");
+}
+
+TEST(SimCommandLineTest, BadValuesGetOneLine) {
+  struct Case {
+    std::vector<std::string> args;
+    const char* message;
+  } cases[] = {
+      {{"sim", "--policies=builtin"}, "--policies: builtin is the kernel's own selection"},
+      {{"sim", "--policies=reservoir,"}, "--policies takes a comma-separated list"},
+      {{"sim", "--workload=hackbench"}, "unknown workload \"hackbench\""},
+      {{"sim", "--forkers=1,x"}, "sizes are counts in 0..4096"},
+      {{"sim", "--forkers=0"}, "needs at least 1 creator"},
+      {{"sim", "--fork-max=0"}, "--fork-max must be between 1 and 64"},
+      {{"sim", "--sim-seconds=0"}, "--sim-seconds takes simulated seconds"},
+      {{"sim", "--claim-retries=99"}, "--claim-retries must be between 0 and 16"},
+      {{"sim", "--slice-us=100"}, "unknown flag --slice-us for sim"},
+      {{"--policies=first"}, "unknown flag --policies"},
+  };
+  for (const Case& c : cases) {
+    absl::StatusOr<Command> cmd = ParseCommandLine(c.args);
+    ASSERT_FALSE(cmd.ok()) << c.args.back();
+    EXPECT_THAT(std::string(cmd.status().message()), ::testing::HasSubstr(c.message))
+        << c.args.back();
+  }
+}
+
+}  // namespace
+}  // namespace loehle

@@ -12,6 +12,7 @@
 #include "loader/core/build_info.h"
 #include "loader/core/scx_stats_schema.h"
 #include "loader/daemon/daemon.h"
+#include "loader/sim/sim_command.h"
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
@@ -43,6 +44,9 @@ int main(int argc, char** argv) {
       break;
     case loehle::Command::Kind::kTop:
       result = loehle::RunTop(*command);
+      break;
+    case loehle::Command::Kind::kSim:
+      result = loehle::sim::RunSim(command->sim);
       break;
     default:
       result = loehle::RunCtl(*command);

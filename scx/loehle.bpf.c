@@ -579,6 +579,14 @@ static __always_inline void gather_facts(s32 cpu, const struct task_struct *p,
 	f->load = loehle_si_load(&cs->si, cs->running_weight, queued);
 }
 
+/* Does cpu run idle work of ours (its record, any scope)? */
+static __always_inline bool runs_idle_work(s32 cpu)
+{
+	struct cpu_state *cs = cpu_state_of(cpu);
+
+	return cs && loehle_si_runs_idle_work(&cs->si);
+}
+
 /* Is cpu in the idle mask `idle`, online, and allowed for p? */
 static __always_inline bool idle_and_usable(s32 cpu, const struct cpumask *idle,
 					    const struct task_struct *p)
@@ -638,7 +646,8 @@ __noinline int loehle_scan_group(struct task_struct *p __arg_trusted,
 		cpu = group_cpu(by_node, group, k);
 		if (!bpf_cpumask_test_cpu(cpu, p->cpus_ptr))
 			continue;
-		if (loehle_slow_pruned(s, topo[CPU_IDX(cpu)].core))
+		if (loehle_slow_pruned(s, topo[CPU_IDX(cpu)].core,
+				       runs_idle_work(cpu)))
 			continue;
 		gather_facts(cpu, p, idle_mask, idle_smt, sc,
 			     loehle_slow_wants_load(s), f);

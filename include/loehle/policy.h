@@ -47,7 +47,8 @@
  *   - Seed 002 pruning (idle-core mode only) saves work and never changes
  *     the answer: once the pick sits on a whole idle core (rank 0), a CPU
  *     seen busy, or idle on a partly busy core, proves its core can offer
- *     nothing better, so the core's remaining siblings are skipped. Before
+ *     nothing better, so the core's remaining siblings are skipped, except
+ *     those running idle work while a sched-idle CPU would end the scan. Before
  *     that, idle CPUs of partly busy cores are all rank-1 candidates, and
  *     the tie-break (reservoir: uniform) sees every one of them.
  *   - Beyond prev's group (loehle_slow_look_elsewhere and
@@ -278,10 +279,30 @@ static inline void loehle_slow_init(struct loehle_slow_scan *s, __u32 policy,
 	s->pick_core_idle = 0;
 }
 
-/* Should this CPU be skipped without gathering its facts? Counts the skip. */
-static inline int loehle_slow_pruned(struct loehle_slow_scan *s, __u32 core)
+/*
+ * Would a sched-idle CPU end this scan at once? Under MAINLINE, and under
+ * WAKEE_AWARE for a wakee that may preempt idle work.
+ */
+static inline int loehle_slow_si_decides(const struct loehle_slow_scan *s)
+{
+	return s->si_mode == LOEHLE_SI_MAINLINE ||
+	       (s->si_mode == LOEHLE_SI_WAKEE_AWARE && !s->wakee_sched_idle);
+}
+
+/*
+ * Should this CPU be skipped without gathering its facts? Counts the skip.
+ * `runs_idle_work`: the CPU may be sched-idle (the caller's cheap test,
+ * e.g. a mask of CPUs running idle work). Such a CPU is never skipped
+ * while a sched-idle CPU would end the scan: a pruned core hides nothing
+ * better than the pick except that (seed 003's return-at-once), and the
+ * pruning must not change the answer.
+ */
+static inline int loehle_slow_pruned(struct loehle_slow_scan *s, __u32 core,
+				     int runs_idle_work)
 {
 	if (!s->smt_idle_core || !loehle_core_is_pruned(s->pruned_cores, core))
+		return 0;
+	if (runs_idle_work && loehle_slow_si_decides(s))
 		return 0;
 	s->pruned++;
 	return 1;

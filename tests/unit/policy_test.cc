@@ -140,7 +140,7 @@ SlowOutcome RunSlow(const SlowCfg& cfg, const Cpus& cpus, const Rand& rand) {
     loehle_cpu_facts f = cpu.facts();
     if (!f.allowed) continue;
     if (!loehle_slow_wants_load(&s)) f.load = 0;
-    if (loehle_slow_pruned(&s, f.core)) continue;
+    if (loehle_slow_pruned(&s, f.core, f.sched_idle)) continue;
     uint32_t r = kNoRand;
     if (loehle_slow_wants_rand(&s, &f)) {
       r = rand();
@@ -1263,6 +1263,41 @@ TEST(PolicySlowSmt, PruneCountsInterleavedSiblings) {
   EXPECT_EQ(hist.size(), 2u);
   EXPECT_GT(hist[0], 9000);
   EXPECT_GT(hist[4], 9000);
+}
+
+// Pruning never hides a CPU that would end the scan at once: under
+// mainline (and wakee-aware, for a wakee that is not idle work) a
+// sched-idle CPU is returned when reached, so the sibling of an idle CPU
+// on a partly busy core is still examined when it runs idle work. Found by
+// the simulator (xeon-64, schedidle: mainline packed nothing at 1 worker,
+// the worker's sched-idle thread-major sibling having been pruned).
+TEST(PolicySlowSmt, PruningNeverHidesASchedIdleCpuThatDecides) {
+  // Adjacent siblings: core 0 idle/idle (the rank-0 pick), core 2: 2 idle,
+  // 3 runs idle work.
+  Cpus cpus = {Cpu(0).Core(0).Idle().Latency(1), Cpu(1).Core(0).Idle().Latency(1),
+               Cpu(2).Core(2).Idle().Latency(1), Cpu(3).Core(2).SchedIdle()};
+  cpus = WithCoreIdle(cpus);
+  for (uint32_t mode : {LOEHLE_SI_MAINLINE, LOEHLE_SI_WAKEE_AWARE}) {
+    SlowCfg cfg = SmtSlow();
+    cfg.si = mode;
+    loehle_choice c = Slow(cfg, cpus);
+    EXPECT_EQ(c.cpu, 3) << "mode " << mode;
+    EXPECT_EQ(c.reason, LOEHLE_REASON_SCHED_IDLE);
+    EXPECT_EQ(c.pruned, 0u);
+  }
+  // Where a sched-idle CPU cannot decide, its core is pruned as before.
+  for (uint32_t mode : {LOEHLE_SI_IDLE_FIRST, LOEHLE_SI_IGNORE}) {
+    SlowCfg cfg = SmtSlow();
+    cfg.si = mode;
+    loehle_choice c = Slow(cfg, cpus);
+    EXPECT_EQ(c.cpu, 0) << "mode " << mode;
+    EXPECT_EQ(c.pruned, 1u);
+  }
+  SlowCfg idle_wakee = SmtSlow();
+  idle_wakee.si = LOEHLE_SI_WAKEE_AWARE;
+  idle_wakee.wakee_si = true;
+  EXPECT_EQ(Slow(idle_wakee, cpus).cpu, 0);
+  EXPECT_EQ(Slow(idle_wakee, cpus).pruned, 1u);
 }
 
 // Before the pick is on an idle core nothing is pruned: a busy CPU's

@@ -329,11 +329,15 @@ case_hotplug_without_reload() {
 # every 1.3 s (all four in one LLC) and, by design, within 5 s whatever the
 # count. Checked, per policy, over three 6-s windows: every SCHED_IDLE hog
 # got CPU time in every window, and the SCHED_IDLE hogs together got less
-# than 20% of the CPU time the two groups used. The allowance is about 0.4%
-# on real hardware; under single-threaded TCG with every vCPU busy each of
-# its slices stretches to the round-robin cycle of the busy vCPUs (seen:
-# 2.7% to 7.7%), while a plain round robin among the twelve hogs gives
-# SCHED_IDLE a third.
+# than 25% of the CPU time the two groups used, where a plain round robin
+# among the twelve hogs gives SCHED_IDLE a third. The allowance is about
+# 0.4% on real hardware; under single-threaded TCG the share is far higher
+# and noisy (idle work also runs in the gaps while a normal hog waits for a
+# CPU of the other LLC): 20 runs of this case on 2026-12-02, 10 per kernel,
+# gave builtin 0.099-0.131 and reservoir 0.134-0.188 (mean 0.160, sd
+# 0.018), and CI runs 0.119-0.205. With a pessimistic sd of 0.03 the 0.25
+# bound fails a correct scheduler in about 0.5% of runs (normal fit); the
+# mutant that runs idle work before normal work is far above it.
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null; }
 
 case_sched_idle_progress() {
@@ -382,7 +386,7 @@ case_sched_idle_progress() {
 		stop_sched
 		echo "$policy: SCHED_IDLE share of the CPU time $share over 18 s ($((idle1 - idle0)) vs $((fg1 - fg0)) ticks), allowance turns $turns, windows without progress $stuck"
 		[ "$stuck" -eq 0 ] || fail "$policy: SCHED_IDLE hogs went $stuck windows of 6 s without CPU"
-		awk -v s="$share" 'BEGIN { exit !(s < 0.20) }' || fail "$policy: SCHED_IDLE hogs took $share of the CPU time beside saturating normal work"
+		awk -v s="$share" 'BEGIN { exit !(s < 0.25) }' || fail "$policy: SCHED_IDLE hogs took $share of the CPU time beside saturating normal work"
 	done
 }
 

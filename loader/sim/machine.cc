@@ -1,0 +1,739 @@
+#include "loader/sim/machine.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "loehle/queue.h"
+
+namespace loehle::sim {
+namespace {
+
+constexpr uint32_t kNormalWeight = 100;  // sched_ext's weight of nice 0
+constexpr uint32_t kIdleWeight = 1;      // SCHED_IDLE's, scaled alike
+
+uint64_t SplitMix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+}  // namespace
+
+uint32_t SimRandomSeed(uint64_t seed, int cpu) {
+  const uint32_t x = static_cast<uint32_t>(SplitMix64(seed * 1000003 + cpu));
+  return x ? x : 1;
+}
+
+uint32_t SimRandomNext(uint32_t* state) {
+  uint32_t x = *state;
+  x ^= x << 13;
+  x ^= x >> 17;
+  x ^= x << 5;
+  *state = x;
+  return x;
+}
+
+int LatencyHistogram::Bucket(uint64_t ns) {
+  if (ns < kSub) return static_cast<int>(ns);
+  ns = std::min<uint64_t>(ns, (uint64_t{1} << 41) - 1);
+  const int e = 63 - __builtin_clzll(ns);
+  const int sub = static_cast<int>(ns >> (e - 4)) - kSub;
+  return kSub + (e - 4) * kSub + sub;
+}
+
+uint64_t LatencyHistogram::BucketUpper(int bucket) {
+  if (bucket < kSub) return static_cast<uint64_t>(bucket);
+  const int e = (bucket - kSub) / kSub + 4;
+  const uint64_t sub = static_cast<uint64_t>((bucket - kSub) % kSub);
+  return ((kSub + sub + 1) << (e - 4)) - 1;
+}
+
+void LatencyHistogram::Add(uint64_t ns) {
+  ++buckets_[Bucket(ns)];
+  ++count_;
+}
+
+uint64_t LatencyHistogram::Quantile(double q) const {
+  if (count_ == 0) return 0;
+  const auto target = static_cast<uint64_t>(std::ceil(q * static_cast<double>(count_)));
+  uint64_t seen = 0;
+  for (int b = 0; b < kBuckets; ++b) {
+    seen += buckets_[b];
+    if (seen >= std::max<uint64_t>(target, 1)) return BucketUpper(b);
+  }
+  return BucketUpper(kBuckets - 1);
+}
+
+Machine::Machine(const SimTopology& topology, const MachineConfig& config)
+    : topo_(topology), config_(config) {
+  const int n = static_cast<int>(topo_.cpus.size());
+  cpus_.resize(n);
+  llc_cpus_.resize(topo_.nr_llcs);
+  node_cpus_.resize(topo_.nr_nodes);
+  core_cpus_.resize(topo_.nr_cores);
+  llc_pos_.resize(n);
+  for (int cpu = 0; cpu < n; ++cpu) {
+    const SimCpu& where = topo_.cpus[cpu];
+    llc_pos_[cpu] = static_cast<int>(llc_cpus_[where.llc].size());
+    llc_cpus_[where.llc].push_back(cpu);
+    node_cpus_[where.node].push_back(cpu);
+    core_cpus_[where.core].push_back(cpu);
+    Cpu& c = cpus_[cpu];
+    c.rand = SimRandomSeed(config_.seed, cpu);
+    // Idle since long before the run: the deepest state, published.
+    c.last_idle_ns = UINT64_MAX;
+    if (!topo_.states.empty()) {
+      c.state = c.entering = static_cast<uint32_t>(topo_.states.size() - 1);
+    }
+  }
+  normal_queue_.resize(topo_.nr_llcs);
+  idle_queue_.resize(topo_.nr_llcs);
+  llc_idle_run_.assign(topo_.nr_llcs, 0);
+  core_running_.assign(topo_.nr_cores, 0);
+  core_changed_.assign(topo_.nr_cores, 0);
+  stats_.fork_picks.assign(n, 0);
+}
+
+// --- Facts and scans ---------------------------------------------------------
+
+bool Machine::CoreIdle(int cpu) const {
+  for (int sibling : core_cpus_[topo_.cpus[cpu].core]) {
+    if (!cpus_[sibling].idle) return false;
+  }
+  return true;
+}
+
+void Machine::GatherFacts(int cpu, bool wakee_idle_work, bool want_load,
+                          loehle_cpu_facts* f) const {
+  (void)wakee_idle_work;  // the task scope: nothing refuses a wakee
+  const Cpu& c = cpus_[cpu];
+  *f = loehle_cpu_facts{};
+  f->cpu = cpu;
+  f->core = static_cast<uint32_t>(topo_.cpus[cpu].core);
+  f->allowed = 1;
+  f->idle = c.idle;
+  f->core_idle = SmtActive() ? CoreIdle(cpu) : f->idle;
+  f->exit_latency = LOEHLE_U64_MAX;
+  f->idle_stamp = c.idle_since;
+  if (f->idle) {
+    const uint32_t state = c.state;
+    f->exit_latency = loehle_exit_latency_key(
+        state, state < topo_.states.size() ? topo_.states[state].exit_latency_ns : 0);
+    return;
+  }
+  const auto queued = static_cast<uint32_t>(c.local.size());
+  f->sched_idle = loehle_si_is_sched_idle(&c.si, now_, config_.slice_ns, queued);
+  if (want_load || c.si.running == LOEHLE_RUN_IDLE_WORK) {
+    const uint32_t weight =
+        c.current < 0 ? 0 : (tasks_[c.current].idle_work ? kIdleWeight : kNormalWeight);
+    f->load = loehle_si_load(&c.si, weight, queued);
+  }
+}
+
+loehle_choice Machine::ScanGroup(const std::vector<int>& group, int prev, int waker,
+                                 bool wakee_idle_work, ScanRecord* record) {
+  loehle_slow_scan s;
+  loehle_slow_init(&s, config_.policy, config_.sched_idle, IdleCoreMode(),
+                   wakee_idle_work, prev);
+  loehle_cpu_facts f;
+  for (int cpu : group) {
+    if (loehle_slow_pruned(&s, static_cast<uint32_t>(topo_.cpus[cpu].core),
+                           loehle_si_runs_idle_work(&cpus_[cpu].si))) {
+      continue;
+    }
+    GatherFacts(cpu, wakee_idle_work, loehle_slow_wants_load(&s), &f);
+    const uint32_t rand =
+        loehle_slow_wants_rand(&s, &f) ? SimRandomNext(&cpus_[waker].rand) : 0;
+    if (record) {
+      record->facts.push_back(f);
+      record->draws.push_back(rand);
+    }
+    if (loehle_slow_step(&s, &f, rand)) break;
+  }
+  loehle_choice c;
+  loehle_slow_result(&s, &c);
+  return c;
+}
+
+int Machine::BusiestIdleGroup(bool whole_cores) const {
+  const bool by_node = topo_.nr_nodes > 1;
+  std::vector<int> count(by_node ? topo_.nr_nodes : topo_.nr_llcs, 0);
+  for (int cpu = 0; cpu < static_cast<int>(cpus_.size()); ++cpu) {
+    if (!cpus_[cpu].idle || (whole_cores && !CoreIdle(cpu))) continue;
+    ++count[by_node ? topo_.cpus[cpu].node : topo_.cpus[cpu].llc];
+  }
+  int best = -1, best_count = 0;
+  for (int g = 0; g < static_cast<int>(count.size()); ++g) {
+    if (count[g] > best_count) {
+      best_count = count[g];
+      best = g;
+    }
+  }
+  return best;
+}
+
+loehle_choice Machine::SlowPick(int prev, int waker, bool wakee_idle_work,
+                                ScanRecord* record) {
+  const bool by_node = topo_.nr_nodes > 1;
+  const auto& groups = by_node ? node_cpus_ : llc_cpus_;
+  const int group = by_node ? topo_.cpus[prev].node : topo_.cpus[prev].llc;
+  loehle_choice home = ScanGroup(groups[group], prev, waker, wakee_idle_work, record);
+  const uint32_t search = loehle_slow_look_elsewhere(&home, IdleCoreMode());
+  if (search == LOEHLE_GROUP_STAY) return home;
+  const int other = BusiestIdleGroup(search == LOEHLE_GROUP_IDLE_CORES);
+  if (other < 0 || other == group) return home;
+  loehle_choice there = ScanGroup(groups[other], prev, waker, wakee_idle_work, record);
+  loehle_choice& winner =
+      loehle_slow_other_wins(&home, &there, IdleCoreMode()) ? there : home;
+  const loehle_choice& loser = &winner == &home ? there : home;
+  winner.examined += loser.examined;
+  winner.pruned += loser.pruned;
+  return winner;
+}
+
+bool Machine::LlcHasCandidates(int llc, bool wakee_idle_work) const {
+  for (int cpu : llc_cpus_[llc]) {
+    if (cpus_[cpu].idle) return true;
+  }
+  const uint32_t mode = config_.sched_idle;
+  if (mode == LOEHLE_SI_IGNORE || (mode == LOEHLE_SI_WAKEE_AWARE && wakee_idle_work)) {
+    return false;
+  }
+  for (int cpu : llc_cpus_[llc]) {
+    if (loehle_si_runs_idle_work(&cpus_[cpu].si)) return true;
+  }
+  return false;
+}
+
+loehle_choice Machine::FastPick(int prev, bool wakee_idle_work, ScanRecord* record) {
+  loehle_fast_scan s;
+  loehle_cpu_facts f;
+  GatherFacts(prev, wakee_idle_work, false, &f);
+  if (record) {
+    record->facts.push_back(f);
+    record->draws.push_back(0);
+  }
+  const int llc = topo_.cpus[prev].llc;
+  if (!loehle_fast_begin(&s, config_.sched_idle, IdleCoreMode(), wakee_idle_work, &f) &&
+      LlcHasCandidates(llc, wakee_idle_work)) {
+    const std::vector<int>& cpus = llc_cpus_[llc];
+    const size_t len = cpus.size();
+    for (size_t k = 1; k < len; ++k) {
+      const int cpu = cpus[(static_cast<size_t>(llc_pos_[prev]) + k) % len];
+      GatherFacts(cpu, wakee_idle_work, false, &f);
+      if (record) {
+        record->facts.push_back(f);
+        record->draws.push_back(0);
+      }
+      if (loehle_fast_offer(&s, &f)) break;
+    }
+  }
+  loehle_choice c;
+  loehle_fast_result(&s, &c);
+  return c;
+}
+
+loehle_choice Machine::Scan(int task, ScanRecord* record) {
+  const Task& t = tasks_[task];
+  PathStats& ps = t.path == WakePath::kFork ? stats_.fork : stats_.wakeup;
+  loehle_choice c = t.path == WakePath::kFork ? SlowPick(t.prev, t.waker, t.idle_work, record)
+                                              : FastPick(t.prev, t.idle_work, record);
+  ++ps.scans;
+  ps.examined += c.examined;
+  return c;
+}
+
+loehle_choice Machine::ScanForTest(int prev, WakePath path, bool wakee_idle_work,
+                                   ScanRecord* record) {
+  const int task = NewTask(wakee_idle_work);
+  Task& t = tasks_[task];
+  t.path = path;
+  t.prev = prev;
+  t.waker = prev;
+  return Scan(task, record);
+}
+
+// --- select_cpu: scan, claim, retry ----------------------------------------
+
+void Machine::StartScan(int task) {
+  Task& t = tasks_[task];
+  t.choice = Scan(task, nullptr);
+  const uint64_t cost = config_.cost.scan_ns_per_cpu * t.choice.examined +
+                        (t.attempt == 0 ? config_.cost.select_base_ns : 0);
+  PathStats& ps = t.path == WakePath::kFork ? stats_.fork : stats_.wakeup;
+  ps.select_ns += cost;
+  if (t.attempt == 0 && t.path == WakePath::kFork && t.choice.ties) {
+    ++ps.tie_groups;
+    ps.tie_candidates += t.choice.ties;
+  }
+  events_.Push(now_ + cost, kClaim, task, t.epoch);
+}
+
+bool Machine::ClaimChoice(int task) {
+  const loehle_choice& c = tasks_[task].choice;
+  Cpu& target = cpus_[c.cpu];
+  if (!c.sched_idle_pick) {
+    // scx_bpf_test_and_clear_cpu_idle()
+    if (!target.idle) return false;
+    target.idle = false;
+    return true;
+  }
+  const uint64_t seen = target.si.claim;
+  if (!loehle_si_claimable(&target.si, seen, now_, config_.slice_ns)) return false;
+  const uint64_t mine = loehle_si_claim_word(tasks_[task].pid, now_);
+  target.si.claim = mine;  // the compare-and-swap: nobody runs in between
+  if (loehle_si_claim_holds(&target.si, mine)) return true;
+  target.si.claim = 0;
+  return false;
+}
+
+bool Machine::TrulyIdleInReach(int) const {
+  for (const Cpu& c : cpus_) {
+    if (c.idle) return true;
+  }
+  return false;
+}
+
+void Machine::OnClaim(int task) {
+  Task& t = tasks_[task];
+  const loehle_choice c = t.choice;
+  PathStats& ps = t.path == WakePath::kFork ? stats_.fork : stats_.wakeup;
+  if (!c.idle_pick) {
+    if (t.path == WakePath::kFork) ++stats_.fork_picks[c.cpu];
+    Enqueue(task, c.cpu);
+    return;
+  }
+  if (t.attempt == 0) ++ps.idle_picks;
+  ++ps.claim_attempts;
+  // Packing is judged before the claim takes an idle CPU out of the mask.
+  const bool packing = c.sched_idle_pick && t.idle_work && TrulyIdleInReach(t.prev);
+  if (!ClaimChoice(task)) {
+    ++ps.claim_failures;
+    if (t.attempt == 0) ++ps.stale_picks;
+    if (t.attempt < config_.claim_retries) {
+      ++t.attempt;
+      StartScan(task);
+      return;
+    }
+    ++ps.gave_up;
+    if (t.path == WakePath::kFork) ++stats_.fork_picks[t.prev];
+    Enqueue(task, t.prev);
+    return;
+  }
+  if (t.path == WakePath::kFork) ++stats_.fork_picks[c.cpu];
+  t.cpu = c.cpu;
+  Cpu& target = cpus_[c.cpu];
+  if (!c.sched_idle_pick) {
+    target.local.push_back(task);
+    Kick(c.cpu);
+    return;
+  }
+  ++ps.sched_idle_picks;
+  if (packing) ++ps.packing;
+  target.local.push_back(task);
+  // Under the task scope a wakee preempts idle work unless it is idle work.
+  if (!t.idle_work && target.current >= 0 && tasks_[target.current].idle_work) {
+    ++stats_.preemptions;
+    Preempt(c.cpu);
+  }
+}
+
+uint64_t Machine::Wake(int task, int waker_cpu, WakePath path, uint64_t burst_ns) {
+  Task& t = tasks_[task];
+  t.burst_left = burst_ns;
+  t.runnable = true;
+  t.record_latency = true;
+  t.runnable_since = now_;
+  t.path = path;
+  t.waker = waker_cpu >= 0 ? waker_cpu : 0;
+  t.prev = t.cpu >= 0 && path != WakePath::kFork ? t.cpu : t.waker;
+  t.attempt = 0;
+  PathStats& ps = path == WakePath::kFork ? stats_.fork : stats_.wakeup;
+  ++ps.selects;
+  const uint64_t before = ps.select_ns;
+  StartScan(task);
+  return waker_cpu >= 0 ? ps.select_ns - before : 0;
+}
+
+// --- Queueing ----------------------------------------------------------------
+
+int Machine::PickIdleCpu() const {
+  // scx_bpf_pick_idle_cpu(): whole idle cores first under SMT, then any
+  // idle CPU; the search starts where the last one ended (distribute).
+  const int n = static_cast<int>(cpus_.size());
+  for (int pass = SmtActive() ? 0 : 1; pass < 2; ++pass) {
+    for (int k = 0; k < n; ++k) {
+      const int cpu = (pick_cursor_ + k) % n;
+      if (cpus_[cpu].idle && (pass == 1 || CoreIdle(cpu))) return cpu;
+    }
+  }
+  return -1;
+}
+
+void Machine::Enqueue(int task, int cpu) {
+  Task& t = tasks_[task];
+  t.cpu = cpu;
+  const int llc = topo_.cpus[cpu].llc;
+  (t.idle_work ? idle_queue_ : normal_queue_)[llc].push_back(task);
+  // Wake an idle CPU for it, ours first.
+  if (cpus_[cpu].idle) {
+    cpus_[cpu].idle = false;
+    Kick(cpu);
+    return;
+  }
+  const int idle = PickIdleCpu();
+  if (idle >= 0) {
+    pick_cursor_ = (idle + 1) % static_cast<int>(cpus_.size());
+    cpus_[idle].idle = false;
+    Kick(idle);
+    return;
+  }
+  PreemptIdleWork(task, cpu);
+}
+
+void Machine::PreemptIdleWork(int task, int cpu) {
+  if (tasks_[task].idle_work) return;
+  const bool own = loehle_si_runs_idle_work(&cpus_[cpu].si);
+  int other = -1;
+  if (!own) {
+    const std::vector<int>& llc = llc_cpus_[topo_.cpus[cpu].llc];
+    for (size_t k = 0; k < llc.size(); ++k) {
+      const int candidate = llc[(static_cast<size_t>(preempt_cursor_) + k) % llc.size()];
+      if (loehle_si_runs_idle_work(&cpus_[candidate].si)) {
+        other = candidate;
+        preempt_cursor_ = static_cast<int>((preempt_cursor_ + k + 1) % llc.size());
+        break;
+      }
+    }
+  }
+  const int32_t target = loehle_preempt_for(0, cpu, own, other);
+  if (target < 0) return;
+  ++stats_.preemptions;
+  Preempt(target);
+}
+
+void Machine::Preempt(int cpu) {
+  Cpu& c = cpus_[cpu];
+  const int victim = c.current;
+  if (victim < 0 || !tasks_[victim].idle_work) return;
+  StopRunning(cpu);
+  Task& v = tasks_[victim];
+  v.runnable = true;
+  v.record_latency = false;
+  // The preempted idle task keeps its place among idle work.
+  idle_queue_[topo_.cpus[cpu].llc].push_front(victim);
+  Dispatch(cpu);
+}
+
+bool Machine::TakeFromQueues(int cpu, bool idle_queues, int from) {
+  const int llc = topo_.cpus[cpu].llc;
+  auto& queues = idle_queues ? idle_queue_ : normal_queue_;
+  for (int i = from; i < topo_.nr_llcs; ++i) {
+    std::deque<int>& q = queues[(llc + i) % topo_.nr_llcs];
+    if (q.empty()) continue;
+    const int task = q.front();
+    q.pop_front();
+    RunTask(cpu, task);
+    return true;
+  }
+  return false;
+}
+
+void Machine::Dispatch(int cpu) {
+  Cpu& c = cpus_[cpu];
+  if (!c.local.empty()) {
+    const int task = c.local.front();
+    c.local.pop_front();
+    RunTask(cpu, task);
+    return;
+  }
+  const int llc = topo_.cpus[cpu].llc;
+  const int due = loehle_idle_turn_due(now_, llc_idle_run_[llc], config_.slice_ns,
+                                       static_cast<uint32_t>(idle_queue_[llc].size()));
+  // prev never keeps the CPU here: OnSliceEnd decides that before.
+  const uint32_t plan = loehle_plan_dispatch(due, 0, 0);
+  for (uint32_t k = 0; k < LOEHLE_DISPATCH_STEPS; ++k) {
+    switch (loehle_plan_step(plan, k)) {
+      case LOEHLE_STEP_NORMAL:
+        if (TakeFromQueues(cpu, false, 0)) return;
+        break;
+      case LOEHLE_STEP_IDLE_LOCAL:
+        if (TakeFromQueues(cpu, true, 0)) return;
+        break;
+      case LOEHLE_STEP_IDLE_REMOTE:
+        if (TakeFromQueues(cpu, true, 1)) return;
+        break;
+      default:
+        GoIdle(cpu);
+        return;
+    }
+  }
+  GoIdle(cpu);
+}
+
+void Machine::AccountCore(int cpu, int delta) {
+  const int core = topo_.cpus[cpu].core;
+  const uint64_t elapsed = now_ - core_changed_[core];
+  const auto running = static_cast<uint64_t>(core_running_[core]);
+  stats_.run_ns += elapsed * running;
+  if (running >= 2) stats_.corun_ns += elapsed * running;
+  core_changed_[core] = now_;
+  core_running_[core] += delta;
+}
+
+void Machine::RunTask(int cpu, int task) {
+  Cpu& c = cpus_[cpu];
+  Task& t = tasks_[task];
+  c.idle = false;
+  c.starting = false;
+  c.current = task;
+  c.run_started = now_;
+  t.cpu = cpu;
+  t.runnable = false;
+  if (t.record_latency) {
+    (t.idle_work ? stats_.idle_wake_latency : stats_.wake_latency).Add(now_ - t.runnable_since);
+    t.record_latency = false;
+  }
+  AccountCore(cpu, +1);
+  loehle_si_on_running(&c.si, t.idle_work, t.pid);
+  if (t.idle_work) llc_idle_run_[topo_.cpus[cpu].llc] = now_;
+  c.segment_start = now_ + config_.cost.context_switch_ns;
+  c.segment_len = std::min(t.burst_left, config_.slice_ns);
+  c.segment_is_slice = t.burst_left > config_.slice_ns;
+  events_.Push(c.segment_start + c.segment_len, kSegmentEnd, cpu, ++c.epoch);
+}
+
+void Machine::StartSegment(int cpu) {
+  Cpu& c = cpus_[cpu];
+  const Task& t = tasks_[c.current];
+  c.segment_start = now_;
+  c.segment_len = std::min(t.burst_left, config_.slice_ns);
+  c.segment_is_slice = t.burst_left > config_.slice_ns;
+  events_.Push(now_ + c.segment_len, kSegmentEnd, cpu, ++c.epoch);
+}
+
+void Machine::StopRunning(int cpu) {
+  Cpu& c = cpus_[cpu];
+  Task& t = tasks_[c.current];
+  // A segment cut short (preemption) leaves the rest of its work.
+  const uint64_t done =
+      now_ > c.segment_start ? std::min(now_ - c.segment_start, c.segment_len) : 0;
+  t.burst_left -= std::min(t.burst_left, done);
+  c.segment_len = 0;
+  if (t.idle_work) stats_.idle_work_run_ns += now_ - c.run_started;
+  AccountCore(cpu, -1);
+  loehle_si_on_stopping(&c.si);
+  c.current = -1;
+  ++c.epoch;
+}
+
+bool Machine::SiblingBusy(int cpu) const {
+  for (int sibling : core_cpus_[topo_.cpus[cpu].core]) {
+    if (sibling != cpu && !cpus_[sibling].idle) return true;
+  }
+  return false;
+}
+
+int Machine::ClaimIdleCoreNear(int cpu) {
+  const std::vector<int>* groups[] = {&llc_cpus_[topo_.cpus[cpu].llc],
+                                      &node_cpus_[topo_.cpus[cpu].node]};
+  for (const std::vector<int>* group : groups) {
+    for (int other : *group) {
+      if (cpus_[other].idle && CoreIdle(other)) {
+        cpus_[other].idle = false;
+        return other;
+      }
+    }
+  }
+  for (int other = 0; other < static_cast<int>(cpus_.size()); ++other) {
+    if (cpus_[other].idle && CoreIdle(other)) {
+      cpus_[other].idle = false;
+      return other;
+    }
+  }
+  return -1;
+}
+
+void Machine::OnSliceEnd(int cpu, int task) {
+  Task& t = tasks_[task];
+  // Seed 002 kept up over time: leave a busy core for a whole idle one.
+  if (IdleCoreMode() && SiblingBusy(cpu)) {
+    const int idle = ClaimIdleCoreNear(cpu);
+    if (idle >= 0) {
+      StopRunning(cpu);
+      t.runnable = true;
+      cpus_[idle].local.push_back(task);
+      Kick(idle);
+      ++stats_.smt_moves;
+      Dispatch(cpu);
+      return;
+    }
+  }
+  const int llc = topo_.cpus[cpu].llc;
+  // Normal work with nobody waiting in its LLC keeps the CPU.
+  if (!t.idle_work && normal_queue_[llc].empty()) {
+    StartSegment(cpu);
+    return;
+  }
+  StopRunning(cpu);
+  t.runnable = true;
+  Enqueue(task, cpu);
+  if (cpus_[cpu].current < 0 && !cpus_[cpu].starting) Dispatch(cpu);
+}
+
+void Machine::OnSegmentEnd(int cpu) {
+  Cpu& c = cpus_[cpu];
+  const int task = c.current;
+  if (c.segment_is_slice) {
+    tasks_[task].burst_left -= std::min(tasks_[task].burst_left, c.segment_len);
+    c.segment_len = 0;
+    OnSliceEnd(cpu, task);
+    return;
+  }
+  tasks_[task].burst_left = 0;
+  c.segment_len = 0;
+  workload_->BurstDone(*this, task);
+}
+
+uint64_t Machine::WakeCost(int cpu) const {
+  const Cpu& c = cpus_[cpu];
+  uint64_t cost = config_.cost.wake_ipi_ns;
+  if (!topo_.states.empty()) {
+    // Entry cannot be aborted: finish it, then exit.
+    if (now_ < c.publish_at) cost += c.publish_at - now_;
+    cost += topo_.states[c.entering].exit_latency_ns;
+  }
+  return cost;
+}
+
+void Machine::Kick(int cpu) {
+  Cpu& c = cpus_[cpu];
+  if (c.current >= 0 || c.starting) return;
+  c.starting = true;
+  c.last_idle_ns = now_ - c.idle_since;
+  events_.Push(now_ + WakeCost(cpu), kCpuStart, cpu, ++c.epoch);
+}
+
+void Machine::GoIdle(int cpu) {
+  Cpu& c = cpus_[cpu];
+  c.idle = true;
+  c.starting = false;
+  c.idle_since = now_;
+  c.state = LOEHLE_STATE_UNPUBLISHED;
+  loehle_si_on_idle(&c.si);
+  ++c.epoch;
+  if (topo_.states.empty()) return;
+  // The deepest state whose target residency the last idle period covered.
+  uint32_t state = 0;
+  for (uint32_t k = 0; k < topo_.states.size(); ++k) {
+    if (topo_.states[k].target_residency_ns <= c.last_idle_ns) state = k;
+  }
+  c.entering = state;
+  c.publish_at = now_ + config_.cost.idle_entry_ns;
+  events_.Push(c.publish_at, kPublish, cpu, c.epoch);
+}
+
+// --- Tasks -------------------------------------------------------------------
+
+int Machine::NewTask(bool idle_work) {
+  int task;
+  if (!free_tasks_.empty()) {
+    task = free_tasks_.back();
+    free_tasks_.pop_back();
+  } else {
+    task = static_cast<int>(tasks_.size());
+    tasks_.emplace_back();
+  }
+  Task& t = tasks_[task];
+  const uint64_t epoch = t.epoch + 1;
+  t = Task{};
+  t.epoch = epoch;
+  t.idle_work = idle_work;
+  t.pid = static_cast<uint32_t>(task + 1) & ((1u << 22) - 1);
+  return task;
+}
+
+void Machine::Continue(int task, uint64_t burst_ns) {
+  tasks_[task].burst_left = burst_ns;
+  StartSegment(tasks_[task].cpu);
+}
+
+void Machine::Block(int task) {
+  const int cpu = tasks_[task].cpu;
+  StopRunning(cpu);
+  Dispatch(cpu);
+}
+
+void Machine::Exit(int task) {
+  const int cpu = tasks_[task].cpu;
+  StopRunning(cpu);
+  ++tasks_[task].epoch;
+  free_tasks_.push_back(task);
+  Dispatch(cpu);
+}
+
+void Machine::Timer(uint64_t delay_ns, int token) {
+  events_.Push(now_ + delay_ns, kTimer, token, 0);
+}
+
+void Machine::PlaceRunningForTest(int cpu, bool idle_work) {
+  const int task = NewTask(idle_work);
+  tasks_[task].burst_left = UINT64_MAX / 2;
+  cpus_[cpu].idle = false;
+  RunTask(cpu, task);
+}
+
+void Machine::SetIdleForTest(int cpu, uint64_t since_ns, uint32_t state) {
+  Cpu& c = cpus_[cpu];
+  c.idle = true;
+  c.idle_since = since_ns;
+  c.state = state;
+  if (state < topo_.states.size()) c.entering = state;
+}
+
+void Machine::Run(Workload& workload, uint64_t until_ns) {
+  workload_ = &workload;
+  workload.Start(*this);
+  while (!events_.Empty() && !stopped_) {
+    const Event e = events_.Pop();
+    if (e.time > until_ns) break;
+    now_ = e.time;
+    switch (e.kind) {
+      case kSegmentEnd:
+        if (cpus_[e.subject].epoch == e.epoch) OnSegmentEnd(e.subject);
+        break;
+      case kCpuStart:
+        if (cpus_[e.subject].epoch == e.epoch) {
+          cpus_[e.subject].starting = false;
+          Dispatch(e.subject);
+        }
+        break;
+      case kPublish:
+        if (cpus_[e.subject].epoch == e.epoch && cpus_[e.subject].idle) {
+          cpus_[e.subject].state = cpus_[e.subject].entering;
+        }
+        break;
+      case kClaim:
+        if (tasks_[e.subject].epoch == e.epoch) OnClaim(e.subject);
+        break;
+      case kTimer:
+        workload.OnTimer(*this, e.subject);
+        break;
+    }
+  }
+  if (!stopped_) now_ = until_ns;
+  for (int cpu = 0; cpu < static_cast<int>(cpus_.size()); ++cpu) {
+    if (cpus_[cpu].current >= 0 && tasks_[cpus_[cpu].current].idle_work) {
+      stats_.idle_work_run_ns += now_ - cpus_[cpu].run_started;
+      cpus_[cpu].run_started = now_;
+    }
+  }
+  for (int core = 0; core < topo_.nr_cores; ++core) {
+    AccountCore(core_cpus_[core].front(), 0);
+  }
+}
+
+}  // namespace loehle::sim
