@@ -456,6 +456,8 @@ __noinline int loehle_read_cg_path(struct task_struct *p __arg_trusted,
 		loehle_cg_path_push_parent(out, tg->css.id, tg->idle);
 		tg = tg->parent;
 	}
+	if (tg && tg->parent)
+		loehle_cg_path_cut(out);
 	return 0;
 }
 
@@ -573,7 +575,7 @@ static __always_inline void gather_facts(s32 cpu, const struct task_struct *p,
 	if (f->sched_idle && loehle_cg_refused(sc->cfg.sched_idle_scope, &cs->cg,
 					       &sc->wakee_cg)) {
 		f->preempt_refused = 1;
-		if (f->allowed)
+		if (f->allowed && loehle_cg_refusal_counts(sc->cfg.sched_idle))
 			sc->si_refused++;
 	}
 	f->load = loehle_si_load(&cs->si, cs->running_weight, queued);
@@ -977,6 +979,8 @@ __noinline int loehle_attempt(struct task_struct *p __arg_trusted, s32 prev_cpu,
 	if (!sc)
 		return ATTEMPT_FAILED;
 	st = stats_for(sc->cfg.generation);
+	/* Refusals of the last attempt only: a retry rescans the same CPUs. */
+	sc->si_refused = 0;
 	if (path == LOEHLE_PATH_FORK)
 		ret = slow_pick(sc, p, prev_cpu);
 	else
@@ -1383,22 +1387,32 @@ void LOEHLE_STRUCT_OPS(loehle_running, struct task_struct *p)
 {
 	s32 cpu = scx_bpf_task_cpu(p);
 	struct cpu_state *cs = cpu_state_of(cpu);
-	u32 llc = cpu_llc(cpu), dsq;
+	u32 llc = cpu_llc(cpu), dsq, scope;
 	u64 vtime, *last;
 	bool was;
 
 	if (cs) {
-		/* Whatever the scope: the scans test it (loehle/cgroup_idle.h). */
-		loehle_read_cg_path(p, &cs->cg, 1);
+		/*
+		 * The record holds idle work under the scope in force, which
+		 * the idle-work mask, the claim's re-check and enqueue's
+		 * preemption read as they find it; the groups are read only
+		 * where the scope looks at them. A scope switch reaches a CPU
+		 * at its next running or tick.
+		 */
+		scope = config_scope();
+		loehle_read_cg_path(p, &cs->cg, scope != LOEHLE_SCOPE_TASK);
 		was = loehle_si_runs_idle_work(&cs->si);
-		loehle_si_on_running(&cs->si, loehle_cg_maybe_idle_work(&cs->cg),
+		loehle_si_on_running(&cs->si, loehle_cg_idle_work(scope, &cs->cg),
 				     p->pid);
 		track_idle_work(cpu, cs, was);
 		cs->running_weight = p->scx.weight;
 		cs->running_since = scx_bpf_now();
+		/* queue_of()'s answer from the path just read: one walk. */
+		dsq = loehle_si_runs_idle_work(&cs->si) ? IDLE_DSQ(llc) : llc;
+	} else {
+		dsq = queue_of(p, llc);
 	}
 	/* Into its queue's window in this LLC (loehle/vtime.h). */
-	dsq = queue_of(p, llc);
 	vtime = vtime_bound(p->scx.dsq_vtime, dsq, config_slice_ns());
 	if (vtime != p->scx.dsq_vtime)
 		loehle_set_dsq_vtime(p, vtime);
@@ -1421,12 +1435,14 @@ void LOEHLE_STRUCT_OPS(loehle_tick, struct task_struct *p)
 	s32 cpu = scx_bpf_task_cpu(p);
 	struct cpu_state *cs = cpu_state_of(cpu);
 	bool was;
+	u32 scope;
 
 	if (!cs || cs->si.running == LOEHLE_RUN_NONE)
 		return;
-	loehle_read_cg_path(p, &cs->cg, 1);
+	scope = config_scope();
+	loehle_read_cg_path(p, &cs->cg, scope != LOEHLE_SCOPE_TASK);
 	was = loehle_si_runs_idle_work(&cs->si);
-	loehle_si_on_tick(&cs->si, loehle_cg_maybe_idle_work(&cs->cg));
+	loehle_si_on_tick(&cs->si, loehle_cg_idle_work(scope, &cs->cg));
 	track_idle_work(cpu, cs, was);
 }
 

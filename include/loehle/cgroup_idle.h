@@ -59,6 +59,9 @@ struct loehle_cg_path {
 	__u8 idle_levels;	/* bit l: the group at depth l + 1 has cpu.idle=1 */
 	__u8 idle_below;	/* an idle group deeper than LOEHLE_CG_LEVELS */
 	__u8 task_idle;		/* the task's policy is SCHED_IDLE */
+	__u8 cut;		/* the walk stopped short of the root: ids[]
+				 * are not the top groups, the rule cannot
+				 * align the paths */
 };
 
 /* A task in the root group (or read under TASK scope): its policy only. */
@@ -72,6 +75,7 @@ static inline void loehle_cg_path_init(struct loehle_cg_path *p, int task_idle)
 	p->idle_levels = 0;
 	p->idle_below = 0;
 	p->task_idle = !!task_idle;
+	p->cut = 0;
 }
 
 /*
@@ -97,6 +101,17 @@ static inline void loehle_cg_path_push_parent(struct loehle_cg_path *p,
 		p->depth++;
 }
 
+/*
+ * The caller's walk ended before the root's child (a path deeper than the
+ * caller walks): the groups it handed over are the bottom of the path, not
+ * its top. The rule then refuses (loehle_cg_may_preempt); idleness of the
+ * groups it saw still counts.
+ */
+static inline void loehle_cg_path_cut(struct loehle_cg_path *p)
+{
+	p->cut = 1;
+}
+
 /* Is the task idle work under `scope`? */
 static inline int loehle_cg_idle_work(__u32 scope, const struct loehle_cg_path *p)
 {
@@ -105,16 +120,6 @@ static inline int loehle_cg_idle_work(__u32 scope, const struct loehle_cg_path *
 	if (scope == LOEHLE_SCOPE_TASK)
 		return 0;
 	return p->idle_levels || p->idle_below;
-}
-
-/*
- * Idle work under some scope (the widest, CGROUP's): what the per-CPU
- * record says a CPU runs, so that a scope switch needs no new record; every
- * use then tests loehle_cg_idle_work() under the scope in force.
- */
-static inline int loehle_cg_maybe_idle_work(const struct loehle_cg_path *p)
-{
-	return loehle_cg_idle_work(LOEHLE_SCOPE_CGROUP, p);
 }
 
 /*
@@ -144,7 +149,7 @@ static inline int loehle_cg_may_preempt(const struct loehle_cg_path *r,
 {
 	__u32 common = r->depth < w->depth ? r->depth : w->depth;
 	__u32 l;
-	int known = 1, r_idle, w_idle;
+	int known = !r->cut && !w->cut, r_idle, w_idle;
 
 	/* l: the first depth index where the paths part, or `common`. */
 	for (l = 0; l < LOEHLE_CG_LEVELS; l++) {
@@ -175,6 +180,17 @@ static inline int loehle_cg_refused(__u32 scope, const struct loehle_cg_path *r,
 				    const struct loehle_cg_path *w)
 {
 	return scope == LOEHLE_SCOPE_HIERARCHY && !loehle_cg_may_preempt(r, w);
+}
+
+/*
+ * Does a refused sched-idle CPU count in sched_idle_refused under
+ * `si_mode`? Only under WAKEE_AWARE, the one mode whose scans read the
+ * refusal (loehle_counts_idle): mainline and idle-first take sched-idle
+ * CPUs whoever the wakee, ignore never does, so a refusal changes nothing.
+ */
+static inline int loehle_cg_refusal_counts(__u32 si_mode)
+{
+	return si_mode == LOEHLE_SI_WAKEE_AWARE;
 }
 
 /*

@@ -55,8 +55,8 @@ constexpr std::array<ScalarCounter, LOEHLE_NR_STATS - LOEHLE_STAT_CANDIDATES>
          "idle work dispatched because no normal work was in reach"},
         {"idle_turn", "tasks", "idle work dispatched by its allowance"},
         {"sched_idle_refused", "cpus",
-         "sched-idle CPUs a scan treated as busy: the wakee may not preempt "
-         "what runs there (hierarchy scope)"},
+         "sched-idle CPUs a wakee-aware scan treated as busy: the wakee may "
+         "not preempt what runs there (hierarchy scope)"},
         {"sched_idle_no_preempt", "tasks",
          "wakees put on a sched-idle CPU without preempting its idle work"},
         {"events", "events", "pick events submitted to the ring buffer"},

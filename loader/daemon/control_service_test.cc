@@ -329,6 +329,33 @@ TEST_F(ControlServiceTest, ClientsBeyondTheLimitAreTurnedAway) {
   EXPECT_EQ(clients.back()->Ask("{\"cmd\":\"get\"}\n")["ok"], true);
 }
 
+// A burst of connect-and-drop (socket_abuse's 1000) can fill every slot
+// with peers that have hung up before the server read their EOFs; a new
+// client is not turned away for them: they are settled first.
+TEST_F(ControlServiceTest, HungUpClientsDoNotHoldSlots) {
+  constexpr size_t kLive = JsonLineServer::kMaxClients / 2;
+  std::vector<std::unique_ptr<RawClient>> live, dropped;
+  for (size_t i = 0; i < kLive; ++i) {
+    live.push_back(std::make_unique<RawClient>(path_, server_.get()));
+    ASSERT_TRUE(live.back()->connected());
+    server_->Poll(0);
+  }
+  ASSERT_EQ(server_->client_count(), kLive);
+  // The other half connect, send half a line and hang up before the server
+  // accepts them; the CLI's connection comes right behind them, in the
+  // same accept batch.
+  for (size_t i = kLive; i < JsonLineServer::kMaxClients; ++i) {
+    dropped.push_back(std::make_unique<RawClient>(path_, server_.get()));
+    ASSERT_TRUE(dropped.back()->connected());
+    dropped.back()->Send("{\"cmd\":\"ge");
+    dropped.back()->Close();
+  }
+  RawClient cli(path_, server_.get());
+  ASSERT_TRUE(cli.connected());
+  EXPECT_EQ(cli.Ask("{\"cmd\":\"get\"}\n")["ok"], true);
+  EXPECT_EQ(server_->client_count(), kLive + 1);
+}
+
 // 32 idle connections do not lock the CLI out: once they have been idle a
 // moment, a new client takes the slot of the one idle longest.
 TEST_F(ControlServiceTest, IdleClientsMakeRoomForANewOne) {

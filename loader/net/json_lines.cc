@@ -245,12 +245,7 @@ void JsonLineServer::Poll(int timeout_ms, absl::Span<const int> wake_fds) {
     }
   }
   CloseIdleClients();
-  std::erase_if(clients_, [](const std::unique_ptr<Client>& client) {
-    const bool done =
-        client->failed || (client->closing && client->output.empty());
-    if (done) close(client->fd);
-    return done;
-  });
+  EraseFinishedClients();
   // Accepting comes last so that the indices above still matched.
   for (size_t i = 0; i < listeners_.size(); ++i) {
     if (fds[i].revents & POLLIN) AcceptClients(listeners_[i]);
@@ -279,6 +274,7 @@ void JsonLineServer::AcceptClients(Listener& listener) {
                          credentials.uid)));
       continue;
     }
+    if (clients_.size() >= kMaxClients) SettleHungUpClients();
     if (clients_.size() >= kMaxClients && !EvictIdlestClient()) {
       SendBestEffort(fd.get(),
                      listener.protocol->ErrorReply(absl::StrFormat(
@@ -291,6 +287,30 @@ void JsonLineServer::AcceptClients(Listener& listener) {
     client->last_activity = std::chrono::steady_clock::now();
     clients_.push_back(std::move(client));
   }
+}
+
+void JsonLineServer::EraseFinishedClients() {
+  std::erase_if(clients_, [](const std::unique_ptr<Client>& client) {
+    const bool done =
+        client->failed || (client->closing && client->output.empty());
+    if (done) close(client->fd);
+    return done;
+  });
+}
+
+// At the limit, before turning a new client away: peers that already hung
+// up (a burst of connect-and-drop fills every slot within one accept
+// batch, their EOFs not read yet) are read now, answered if they sent a
+// whole line, and their slots freed.
+void JsonLineServer::SettleHungUpClients() {
+  for (const std::unique_ptr<Client>& client : clients_) {
+    if (client->closing || client->failed) continue;
+    pollfd p{client->fd, POLLIN | POLLRDHUP, 0};
+    if (poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR))) {
+      ReadFrom(*client);
+    }
+  }
+  EraseFinishedClients();
 }
 
 bool JsonLineServer::EvictIdlestClient() {

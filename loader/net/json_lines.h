@@ -126,6 +126,8 @@ class JsonLineServer {
   void AcceptClients(Listener& listener);
   // Closes the client idle longest, if idle kEvictableAfter; false if none.
   bool EvictIdlestClient();
+  void SettleHungUpClients();
+  void EraseFinishedClients();
   // Closes clients idle for idle_timeout() and those whose partial line is
   // older than line_deadline().
   void CloseIdleClients();

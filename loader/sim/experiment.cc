@@ -69,7 +69,7 @@ struct Pooled {
   std::vector<uint64_t> fork_picks;
   uint64_t ops = 0, simulated_ns = 0, done_ns = 0, runs = 0, unfinished = 0;
   uint64_t run_ns = 0, corun_ns = 0, smt_moves = 0;
-  uint64_t p50_sum = 0, p99_sum = 0;
+  LatencyHistogram wake_latency;
 };
 
 using ConfigKey = std::tuple<uint32_t, uint32_t, uint32_t, uint32_t, uint32_t>;
@@ -97,11 +97,15 @@ std::vector<Pooled> Pool(const std::vector<RunResult>& runs) {
     p.run_ns += r.stats.run_ns;
     p.corun_ns += r.stats.corun_ns;
     p.smt_moves += r.stats.smt_moves;
-    p.p50_sum += r.stats.wake_latency.Quantile(0.5);
-    p.p99_sum += r.stats.wake_latency.Quantile(0.99);
+    p.wake_latency.Merge(r.stats.wake_latency);
     ++p.runs;
   }
   return pooled;
+}
+
+// "-" where there was nothing to divide by.
+std::string PercentOr(uint64_t part, uint64_t whole) {
+  return whole ? absl::StrFormat("%.3f", Percent(part, whole)) : "-";
 }
 
 double PerSecond(uint64_t count, uint64_t ns) {
@@ -120,25 +124,27 @@ std::string ForkTable(const std::vector<Pooled>& pooled) {
       "mean tie group | CPUs examined per select | fork-pick CV |\n"
       "|---|---|---|---|---|---|---|---|---|\n";
   for (const Pooled& p : pooled) {
-    absl::StrAppendFormat(&out, "| %s | %u | %u | %.0f | %.3f | %.3f | %.1f | %.1f | %.3f |\n",
+    absl::StrAppendFormat(&out, "| %s | %u | %u | %.0f | %s | %s | %.1f | %.1f | %.3f |\n",
                           Abs(PolicyName(p.spec->machine.policy)), p.spec->workload.size,
                           p.spec->workload.fork_max, PerSecond(p.ops, p.simulated_ns),
-                          StalePickPercent(p.fork), ClaimFailurePercent(p.fork),
+                          PercentOr(p.fork.stale_picks, p.fork.idle_picks),
+                          PercentOr(p.fork.claim_failures, p.fork.claim_attempts),
                           MeanTieGroup(p.fork), ExaminedPerSelect(p.fork),
                           ForkSpreadCv(p.fork_picks));
   }
-  // Ratios to the first policy of each size.
-  std::map<std::pair<uint32_t, uint32_t>, const Pooled*> base;
+  // Ratios to the first policy of each size and mode pair.
+  std::map<std::tuple<uint32_t, uint32_t, uint32_t, uint32_t>, const Pooled*> base;
   std::string ratios;
   for (const Pooled& p : pooled) {
-    const auto key = std::make_pair(p.spec->workload.size, p.spec->workload.fork_max);
+    const auto key = std::make_tuple(p.spec->workload.size, p.spec->workload.fork_max,
+                                     p.spec->machine.sched_idle, p.spec->machine.smt);
     auto [it, fresh] = base.emplace(key, &p);
     if (fresh) continue;
     const double b = StalePickPercent(it->second->fork);
     const double c = ClaimFailurePercent(it->second->fork);
     absl::StrAppendFormat(&ratios, "| %s / %s | %u | %s | %s |\n",
                           Abs(PolicyName(p.spec->machine.policy)),
-                          Abs(PolicyName(it->second->spec->machine.policy)), key.first,
+                          Abs(PolicyName(it->second->spec->machine.policy)), std::get<0>(key),
                           b > 0 ? absl::StrFormat("%.2fx", StalePickPercent(p.fork) / b) : "-",
                           c > 0 ? absl::StrFormat("%.2fx", ClaimFailurePercent(p.fork) / c) : "-");
   }
@@ -153,10 +159,13 @@ std::string SchedIdleTable(const std::vector<Pooled>& pooled) {
   std::string out =
       "| sched-idle | policy | workers | completion s | vs first mode | packing | "
       "sched-idle picks |\n|---|---|---|---|---|---|---|\n";
-  std::map<uint32_t, double> base;
+  // Against the first sched-idle mode of the same policy, SMT mode and size.
+  std::map<std::tuple<uint32_t, uint32_t, uint32_t>, double> base;
   for (const Pooled& p : pooled) {
     const double done_s = p.unfinished ? NAN : static_cast<double>(p.done_ns) / p.runs / 1e9;
-    auto [it, fresh] = base.emplace(p.spec->workload.size, done_s);
+    auto [it, fresh] = base.emplace(
+        std::make_tuple(p.spec->machine.policy, p.spec->machine.smt, p.spec->workload.size),
+        done_s);
     absl::StrAppendFormat(&out, "| %s | %s | %u | %s | %s | %u | %u |\n",
                           Abs(SchedIdleModeName(p.spec->machine.sched_idle)),
                           Abs(PolicyName(p.spec->machine.policy)), p.spec->workload.size,
@@ -191,8 +200,8 @@ std::string WakeupTable(const std::vector<Pooled>& pooled) {
   for (const Pooled& p : pooled) {
     absl::StrAppendFormat(&out, "| %s | %u | %.0f | %.1f | %.1f | %.3f |\n", ConfigName(*p.spec),
                           p.spec->workload.size, PerSecond(p.ops, p.simulated_ns),
-                          static_cast<double>(p.p50_sum) / p.runs / 1e3,
-                          static_cast<double>(p.p99_sum) / p.runs / 1e3,
+                          static_cast<double>(p.wake_latency.Quantile(0.5)) / 1e3,
+                          static_cast<double>(p.wake_latency.Quantile(0.99)) / 1e3,
                           ClaimFailurePercent(p.wakeup));
   }
   return out;

@@ -56,6 +56,11 @@ void LatencyHistogram::Add(uint64_t ns) {
   ++count_;
 }
 
+void LatencyHistogram::Merge(const LatencyHistogram& other) {
+  for (int b = 0; b < kBuckets; ++b) buckets_[b] += other.buckets_[b];
+  count_ += other.count_;
+}
+
 uint64_t LatencyHistogram::Quantile(double q) const {
   if (count_ == 0) return 0;
   const auto target = static_cast<uint64_t>(std::ceil(q * static_cast<double>(count_)));
@@ -239,11 +244,9 @@ loehle_choice Machine::FastPick(int prev, bool wakee_idle_work, ScanRecord* reco
 loehle_choice Machine::Scan(int task, ScanRecord* record) {
   const Task& t = tasks_[task];
   PathStats& ps = t.path == WakePath::kFork ? stats_.fork : stats_.wakeup;
-  loehle_choice c = t.path == WakePath::kFork ? SlowPick(t.prev, t.waker, t.idle_work, record)
-                                              : FastPick(t.prev, t.idle_work, record);
   ++ps.scans;
-  ps.examined += c.examined;
-  return c;
+  return t.path == WakePath::kFork ? SlowPick(t.prev, t.waker, t.idle_work, record)
+                                   : FastPick(t.prev, t.idle_work, record);
 }
 
 loehle_choice Machine::ScanForTest(int prev, WakePath path, bool wakee_idle_work,
@@ -258,18 +261,14 @@ loehle_choice Machine::ScanForTest(int prev, WakePath path, bool wakee_idle_work
 
 // --- select_cpu: scan, claim, retry ----------------------------------------
 
-void Machine::StartScan(int task) {
+uint64_t Machine::StartScan(int task) {
   Task& t = tasks_[task];
   t.choice = Scan(task, nullptr);
   const uint64_t cost = config_.cost.scan_ns_per_cpu * t.choice.examined +
                         (t.attempt == 0 ? config_.cost.select_base_ns : 0);
-  PathStats& ps = t.path == WakePath::kFork ? stats_.fork : stats_.wakeup;
-  ps.select_ns += cost;
-  if (t.attempt == 0 && t.path == WakePath::kFork && t.choice.ties) {
-    ++ps.tie_groups;
-    ps.tie_candidates += t.choice.ties;
-  }
+  (t.path == WakePath::kFork ? stats_.fork : stats_.wakeup).select_ns += cost;
   events_.Push(now_ + cost, kClaim, task, t.epoch);
+  return cost;
 }
 
 bool Machine::ClaimChoice(int task) {
@@ -290,11 +289,31 @@ bool Machine::ClaimChoice(int task) {
   return false;
 }
 
-bool Machine::TrulyIdleInReach(int) const {
+bool Machine::AnyCpuIdle() const {
   for (const Cpu& c : cpus_) {
     if (c.idle) return true;
   }
   return false;
+}
+
+// finish_pick's counters: of the final choice, as the BPF counts them.
+void Machine::CountChoice(const Task& t, int cpu) {
+  PathStats& ps = t.path == WakePath::kFork ? stats_.fork : stats_.wakeup;
+  ps.examined += t.choice.examined;
+  if (t.choice.ties) {
+    ++ps.tie_groups;
+    ps.tie_candidates += t.choice.ties;
+  }
+  if (t.path == WakePath::kFork) ++stats_.fork_picks[cpu];
+}
+
+// A retry runs on the waker's CPU: the task that called select_cpu waits
+// for it (its current segment grows by the scan's time).
+void Machine::ChargeWaker(const Task& t, uint64_t ns) {
+  Cpu& w = cpus_[t.waker];
+  if (t.waker_task < 0 || w.current != t.waker_task || w.segment_len == 0) return;
+  w.segment_len += ns;
+  events_.Push(w.segment_start + w.segment_len, kSegmentEnd, t.waker, ++w.epoch);
 }
 
 void Machine::OnClaim(int task) {
@@ -302,28 +321,26 @@ void Machine::OnClaim(int task) {
   const loehle_choice c = t.choice;
   PathStats& ps = t.path == WakePath::kFork ? stats_.fork : stats_.wakeup;
   if (!c.idle_pick) {
-    if (t.path == WakePath::kFork) ++stats_.fork_picks[c.cpu];
+    CountChoice(t, c.cpu);
     Enqueue(task, c.cpu);
     return;
   }
   if (t.attempt == 0) ++ps.idle_picks;
   ++ps.claim_attempts;
-  // Packing is judged before the claim takes an idle CPU out of the mask.
-  const bool packing = c.sched_idle_pick && t.idle_work && TrulyIdleInReach(t.prev);
   if (!ClaimChoice(task)) {
     ++ps.claim_failures;
     if (t.attempt == 0) ++ps.stale_picks;
     if (t.attempt < config_.claim_retries) {
       ++t.attempt;
-      StartScan(task);
+      ChargeWaker(t, StartScan(task));
       return;
     }
     ++ps.gave_up;
-    if (t.path == WakePath::kFork) ++stats_.fork_picks[t.prev];
+    CountChoice(t, t.prev);
     Enqueue(task, t.prev);
     return;
   }
-  if (t.path == WakePath::kFork) ++stats_.fork_picks[c.cpu];
+  CountChoice(t, c.cpu);
   t.cpu = c.cpu;
   Cpu& target = cpus_[c.cpu];
   if (!c.sched_idle_pick) {
@@ -332,12 +349,15 @@ void Machine::OnClaim(int task) {
     return;
   }
   ++ps.sched_idle_picks;
-  if (packing) ++ps.packing;
-  target.local.push_back(task);
-  // Under the task scope a wakee preempts idle work unless it is idle work.
+  if (t.packing_possible) ++ps.packing;
+  // Under the task scope a wakee preempts idle work unless it is idle work
+  // itself; SCX_ENQ_PREEMPT implies SCX_ENQ_HEAD.
   if (!t.idle_work && target.current >= 0 && tasks_[target.current].idle_work) {
+    target.local.push_front(task);
     ++stats_.preemptions;
     Preempt(c.cpu);
+  } else {
+    target.local.push_back(task);
   }
 }
 
@@ -349,22 +369,23 @@ uint64_t Machine::Wake(int task, int waker_cpu, WakePath path, uint64_t burst_ns
   t.runnable_since = now_;
   t.path = path;
   t.waker = waker_cpu >= 0 ? waker_cpu : 0;
+  t.waker_task = waker_cpu >= 0 ? cpus_[waker_cpu].current : -1;
   t.prev = t.cpu >= 0 && path != WakePath::kFork ? t.cpu : t.waker;
   t.attempt = 0;
-  PathStats& ps = path == WakePath::kFork ? stats_.fork : stats_.wakeup;
-  ++ps.selects;
-  const uint64_t before = ps.select_ns;
-  StartScan(task);
-  return waker_cpu >= 0 ? ps.select_ns - before : 0;
+  // Packing needs to know whether a truly idle CPU was on offer at entry.
+  t.packing_possible = t.idle_work && AnyCpuIdle();
+  ++(path == WakePath::kFork ? stats_.fork : stats_.wakeup).selects;
+  const uint64_t cost = StartScan(task);
+  return waker_cpu >= 0 ? cost : 0;
 }
 
 // --- Queueing ----------------------------------------------------------------
 
-int Machine::PickIdleCpu() const {
+int Machine::PickIdleCpu(bool whole_cores_only) const {
   // scx_bpf_pick_idle_cpu(): whole idle cores first under SMT, then any
   // idle CPU; the search starts where the last one ended (distribute).
   const int n = static_cast<int>(cpus_.size());
-  for (int pass = SmtActive() ? 0 : 1; pass < 2; ++pass) {
+  for (int pass = SmtActive() ? 0 : 1; pass < (whole_cores_only ? 1 : 2); ++pass) {
     for (int k = 0; k < n; ++k) {
       const int cpu = (pick_cursor_ + k) % n;
       if (cpus_[cpu].idle && (pass == 1 || CoreIdle(cpu))) return cpu;
@@ -384,7 +405,7 @@ void Machine::Enqueue(int task, int cpu) {
     Kick(cpu);
     return;
   }
-  const int idle = PickIdleCpu();
+  const int idle = PickIdleCpu(false);
   if (idle >= 0) {
     pick_cursor_ = (idle + 1) % static_cast<int>(cpus_.size());
     cpus_[idle].idle = false;
@@ -392,6 +413,33 @@ void Machine::Enqueue(int task, int cpu) {
     return;
   }
   PreemptIdleWork(task, cpu);
+}
+
+bool Machine::SmtMoveWanted(int cpu) const {
+  return IdleCoreMode() && SiblingBusy(cpu) && PickIdleCpu(true) >= 0;
+}
+
+void Machine::EnqueueAtSliceEnd(int task, int cpu) {
+  Task& t = tasks_[task];
+  t.runnable = true;
+  t.record_latency = false;
+  // Seed 002 kept up over time: leave a busy core for a whole idle one.
+  if (SmtMoveWanted(cpu)) {
+    const int idle = ClaimIdleCoreNear(cpu);
+    if (idle >= 0) {
+      t.cpu = idle;
+      cpus_[idle].local.push_back(task);
+      Kick(idle);
+      ++stats_.smt_moves;
+      return;
+    }
+  }
+  // Normal work with nobody waiting in its LLC keeps the CPU.
+  if (!t.idle_work && normal_queue_[topo_.cpus[cpu].llc].empty()) {
+    cpus_[cpu].local.push_back(task);
+    return;
+  }
+  Enqueue(task, cpu);
 }
 
 void Machine::PreemptIdleWork(int task, int cpu) {
@@ -415,31 +463,65 @@ void Machine::PreemptIdleWork(int task, int cpu) {
   Preempt(target);
 }
 
-void Machine::Preempt(int cpu) {
+// SCX_KICK_PREEMPT, or a dispatch with SCX_ENQ_PREEMPT: after the IPI the
+// CPU's current task loses the rest of its slice.
+void Machine::Preempt(int cpu) { events_.Push(now_ + config_.cost.wake_ipi_ns, kPreempt, cpu, 0); }
+
+void Machine::OnPreempt(int cpu) {
   Cpu& c = cpus_[cpu];
-  const int victim = c.current;
-  if (victim < 0 || !tasks_[victim].idle_work) return;
-  StopRunning(cpu);
-  Task& v = tasks_[victim];
-  v.runnable = true;
-  v.record_latency = false;
-  // The preempted idle task keeps its place among idle work.
-  idle_queue_[topo_.cpus[cpu].llc].push_front(victim);
-  Dispatch(cpu);
+  if (c.current < 0) return;  // it stopped meanwhile and dispatched anyway
+  Task& t = tasks_[c.current];
+  const uint64_t done =
+      now_ > c.segment_start ? std::min(now_ - c.segment_start, c.segment_len) : 0;
+  t.burst_left -= std::min(t.burst_left, done);
+  c.segment_len = 0;
+  c.slice_left = 0;
+  OnSliceEnd(cpu, c.current);
 }
 
-bool Machine::TakeFromQueues(int cpu, bool idle_queues, int from) {
+uint32_t Machine::NormalQueued() const {
+  size_t n = 0;
+  for (const std::deque<int>& q : normal_queue_) n += q.size();
+  return static_cast<uint32_t>(n);
+}
+
+int Machine::PopQueue(int cpu, uint32_t step) {
   const int llc = topo_.cpus[cpu].llc;
-  auto& queues = idle_queues ? idle_queue_ : normal_queue_;
-  for (int i = from; i < topo_.nr_llcs; ++i) {
+  const bool idle = step != LOEHLE_STEP_NORMAL;
+  const int from = step == LOEHLE_STEP_IDLE_REMOTE ? 1 : 0;
+  const int to = step == LOEHLE_STEP_IDLE_LOCAL ? 1 : topo_.nr_llcs;
+  auto& queues = idle ? idle_queue_ : normal_queue_;
+  for (int i = from; i < to; ++i) {
     std::deque<int>& q = queues[(llc + i) % topo_.nr_llcs];
     if (q.empty()) continue;
     const int task = q.front();
     q.pop_front();
-    RunTask(cpu, task);
-    return true;
+    return task;
   }
-  return false;
+  return -1;
+}
+
+// loehle_dispatch: what the CPU runs next, `prev` (or -1) still on it.
+// Returns the task found, or -1; *keep_prev when prev keeps the CPU.
+int Machine::PlanNext(int cpu, int prev, bool* keep_prev) {
+  const int llc = topo_.cpus[cpu].llc;
+  const int due = loehle_idle_turn_due(now_, llc_idle_run_[llc], config_.slice_ns,
+                                       static_cast<uint32_t>(idle_queue_[llc].size()));
+  const bool may_keep = prev >= 0 && !SmtMoveWanted(cpu);
+  const uint32_t plan =
+      loehle_plan_dispatch(due, may_keep, prev >= 0 && tasks_[prev].idle_work);
+  *keep_prev = false;
+  for (uint32_t k = 0; k < LOEHLE_DISPATCH_STEPS; ++k) {
+    const uint32_t step = loehle_plan_step(plan, k);
+    if (step == LOEHLE_STEP_END) break;
+    if (step == LOEHLE_STEP_KEEP_PREV) {
+      *keep_prev = cpus_[cpu].local.empty();
+      break;
+    }
+    const int next = PopQueue(cpu, step);
+    if (next >= 0) return next;
+  }
+  return -1;
 }
 
 void Machine::Dispatch(int cpu) {
@@ -450,28 +532,35 @@ void Machine::Dispatch(int cpu) {
     RunTask(cpu, task);
     return;
   }
-  const int llc = topo_.cpus[cpu].llc;
-  const int due = loehle_idle_turn_due(now_, llc_idle_run_[llc], config_.slice_ns,
-                                       static_cast<uint32_t>(idle_queue_[llc].size()));
-  // prev never keeps the CPU here: OnSliceEnd decides that before.
-  const uint32_t plan = loehle_plan_dispatch(due, 0, 0);
-  for (uint32_t k = 0; k < LOEHLE_DISPATCH_STEPS; ++k) {
-    switch (loehle_plan_step(plan, k)) {
-      case LOEHLE_STEP_NORMAL:
-        if (TakeFromQueues(cpu, false, 0)) return;
-        break;
-      case LOEHLE_STEP_IDLE_LOCAL:
-        if (TakeFromQueues(cpu, true, 0)) return;
-        break;
-      case LOEHLE_STEP_IDLE_REMOTE:
-        if (TakeFromQueues(cpu, true, 1)) return;
-        break;
-      default:
-        GoIdle(cpu);
-        return;
+  bool keep = false;
+  const int next = PlanNext(cpu, -1, &keep);
+  if (next >= 0) {
+    RunTask(cpu, next);
+  } else {
+    GoIdle(cpu);
+  }
+}
+
+// The slice of `task` ran out on `cpu` (or was zeroed by a preemption):
+// the kernel asks ops.dispatch with prev still on the CPU, unless the local
+// DSQ has work; prev then keeps the CPU (KEEP_PREV) or goes through
+// ops.enqueue's slice-end branch.
+void Machine::OnSliceEnd(int cpu, int task) {
+  Cpu& c = cpus_[cpu];
+  int next = -1;
+  if (c.local.empty()) {
+    bool keep = false;
+    next = PlanNext(cpu, task, &keep);
+    if (keep) {
+      c.slice_left = config_.slice_ns;
+      StartSegment(cpu);
+      return;
     }
   }
-  GoIdle(cpu);
+  StopRunning(cpu);
+  if (next >= 0) c.local.push_front(next);
+  EnqueueAtSliceEnd(task, cpu);
+  if (c.current < 0 && !c.starting) Dispatch(cpu);
 }
 
 void Machine::AccountCore(int cpu, int delta) {
@@ -500,25 +589,27 @@ void Machine::RunTask(int cpu, int task) {
   AccountCore(cpu, +1);
   loehle_si_on_running(&c.si, t.idle_work, t.pid);
   if (t.idle_work) llc_idle_run_[topo_.cpus[cpu].llc] = now_;
+  c.slice_left = config_.slice_ns;
   c.segment_start = now_ + config_.cost.context_switch_ns;
-  c.segment_len = std::min(t.burst_left, config_.slice_ns);
-  c.segment_is_slice = t.burst_left > config_.slice_ns;
+  c.segment_len = std::min(t.burst_left, c.slice_left);
+  c.segment_is_slice = t.burst_left > c.slice_left;
   events_.Push(c.segment_start + c.segment_len, kSegmentEnd, cpu, ++c.epoch);
 }
 
+// The current task goes on, its slice counting down from where it is.
 void Machine::StartSegment(int cpu) {
   Cpu& c = cpus_[cpu];
   const Task& t = tasks_[c.current];
   c.segment_start = now_;
-  c.segment_len = std::min(t.burst_left, config_.slice_ns);
-  c.segment_is_slice = t.burst_left > config_.slice_ns;
+  c.segment_len = std::min(t.burst_left, c.slice_left);
+  c.segment_is_slice = t.burst_left > c.slice_left;
   events_.Push(now_ + c.segment_len, kSegmentEnd, cpu, ++c.epoch);
 }
 
 void Machine::StopRunning(int cpu) {
   Cpu& c = cpus_[cpu];
   Task& t = tasks_[c.current];
-  // A segment cut short (preemption) leaves the rest of its work.
+  // A segment cut short leaves the rest of its work.
   const uint64_t done =
       now_ > c.segment_start ? std::min(now_ - c.segment_start, c.segment_len) : 0;
   t.burst_left -= std::min(t.burst_left, done);
@@ -530,9 +621,10 @@ void Machine::StopRunning(int cpu) {
   ++c.epoch;
 }
 
+// sibling_busy(): another thread of the core runs something.
 bool Machine::SiblingBusy(int cpu) const {
   for (int sibling : core_cpus_[topo_.cpus[cpu].core]) {
-    if (sibling != cpu && !cpus_[sibling].idle) return true;
+    if (sibling != cpu && cpus_[sibling].current >= 0) return true;
   }
   return false;
 }
@@ -540,61 +632,32 @@ bool Machine::SiblingBusy(int cpu) const {
 int Machine::ClaimIdleCoreNear(int cpu) {
   const std::vector<int>* groups[] = {&llc_cpus_[topo_.cpus[cpu].llc],
                                       &node_cpus_[topo_.cpus[cpu].node]};
-  for (const std::vector<int>* group : groups) {
-    for (int other : *group) {
+  for (int pass = 0; pass < (topo_.nr_nodes > 1 ? 2 : 1); ++pass) {
+    for (int other : *groups[pass]) {
       if (cpus_[other].idle && CoreIdle(other)) {
         cpus_[other].idle = false;
         return other;
       }
     }
   }
-  for (int other = 0; other < static_cast<int>(cpus_.size()); ++other) {
-    if (cpus_[other].idle && CoreIdle(other)) {
-      cpus_[other].idle = false;
-      return other;
-    }
-  }
-  return -1;
-}
-
-void Machine::OnSliceEnd(int cpu, int task) {
-  Task& t = tasks_[task];
-  // Seed 002 kept up over time: leave a busy core for a whole idle one.
-  if (IdleCoreMode() && SiblingBusy(cpu)) {
-    const int idle = ClaimIdleCoreNear(cpu);
-    if (idle >= 0) {
-      StopRunning(cpu);
-      t.runnable = true;
-      cpus_[idle].local.push_back(task);
-      Kick(idle);
-      ++stats_.smt_moves;
-      Dispatch(cpu);
-      return;
-    }
-  }
-  const int llc = topo_.cpus[cpu].llc;
-  // Normal work with nobody waiting in its LLC keeps the CPU.
-  if (!t.idle_work && normal_queue_[llc].empty()) {
-    StartSegment(cpu);
-    return;
-  }
-  StopRunning(cpu);
-  t.runnable = true;
-  Enqueue(task, cpu);
-  if (cpus_[cpu].current < 0 && !cpus_[cpu].starting) Dispatch(cpu);
+  const int other = PickIdleCpu(true);
+  if (other >= 0) cpus_[other].idle = false;
+  return other;
 }
 
 void Machine::OnSegmentEnd(int cpu) {
   Cpu& c = cpus_[cpu];
   const int task = c.current;
-  if (c.segment_is_slice) {
-    tasks_[task].burst_left -= std::min(tasks_[task].burst_left, c.segment_len);
-    c.segment_len = 0;
+  Task& t = tasks_[task];
+  t.burst_left -= std::min(t.burst_left, c.segment_len);
+  c.slice_left -= std::min(c.slice_left, c.segment_len);
+  const bool slice_end = c.segment_is_slice;
+  c.segment_len = 0;
+  if (slice_end) {
     OnSliceEnd(cpu, task);
     return;
   }
-  tasks_[task].burst_left = 0;
-  c.segment_len = 0;
+  t.burst_left = 0;
   workload_->BurstDone(*this, task);
 }
 
@@ -721,6 +784,9 @@ void Machine::Run(Workload& workload, uint64_t until_ns) {
         break;
       case kTimer:
         workload.OnTimer(*this, e.subject);
+        break;
+      case kPreempt:
+        OnPreempt(e.subject);
         break;
     }
   }

@@ -13,10 +13,17 @@
 // Concurrency. Each CPU runs its own events. A select_cpu starts on the
 // waker's CPU at time t: the scan reads every candidate's facts at t, and
 // its claim happens at t + select_base_ns + scan_ns_per_cpu * examined,
-// when the wakee lands. Any selector whose scan overlaps can take the same
-// CPU in between; the claim then fails (seed 000's stale pick: a busy
-// candidate at the final return) and the scan runs again, as
+// when the wakee lands. A task calls select_cpu for one wakee at a time,
+// the time charged to its own run (a retry's rescan too), so calls on one
+// CPU never overlap; any selector on another CPU whose scan overlaps can
+// take the same CPU in between; the claim then fails (seed 000's stale
+// pick: a busy candidate at the final return) and the scan runs again, as
 // --claim-retries says. Collisions are counted, never injected.
+//
+// Slice ends follow loehle_dispatch, then loehle_enqueue: the CPU plans its
+// next task with the current one still on it (loehle_plan_dispatch), and
+// only when another task was found, or seed 002 wants the task moved, does
+// the task take enqueue's slice-end branch.
 //
 // Idle states. A CPU going idle enters the deepest state whose target
 // residency is at most its previous idle period (a menu-governor-like
@@ -71,6 +78,7 @@ uint32_t SimRandomNext(uint32_t* state);
 class LatencyHistogram {
  public:
   void Add(uint64_t ns);
+  void Merge(const LatencyHistogram& other);
   uint64_t count() const { return count_; }
   // The value below which `q` (0..1) of the samples lie, to bucket precision.
   uint64_t Quantile(double q) const;
@@ -91,12 +99,13 @@ struct PathStats {
   uint64_t selects = 0;         // select_cpu calls
   uint64_t scans = 0;           // scans, retries included
   uint64_t idle_picks = 0;      // first scans that picked a CPU to claim
-  uint64_t stale_picks = 0;     // ...whose CPU was taken by the final return
+  uint64_t stale_picks = 0;     // ...whose claim failed: the CPU was taken
+                                // by the final return (seed 000)
   uint64_t claim_attempts = 0;
   uint64_t claim_failures = 0;
   uint64_t gave_up = 0;         // every claim failed: queued on prev's LLC
-  uint64_t examined = 0;        // CPUs whose facts the scans gathered
-  uint64_t tie_groups = 0;      // slow-path picks with a tie group
+  uint64_t examined = 0;        // CPUs the final scans examined (as the BPF)
+  uint64_t tie_groups = 0;      // final choices with a tie group
   uint64_t tie_candidates = 0;  // their sizes, summed
   uint64_t sched_idle_picks = 0;
   uint64_t packing = 0;         // idle work placed on a sched-idle CPU although
@@ -197,6 +206,7 @@ class Machine {
     uint64_t segment_start = 0;  // when the current segment's work began
     uint64_t segment_len = 0;
     bool segment_is_slice = false;  // ends by the slice, burst not done
+    uint64_t slice_left = 0;        // of the current task's slice
     uint64_t run_started = 0;
   };
   struct Task {
@@ -211,12 +221,14 @@ class Machine {
     WakePath path = WakePath::kWakeup;
     int prev = 0;
     int waker = 0;
+    int waker_task = -1;       // what ran on the waker's CPU at the call
+    bool packing_possible = false;
     uint32_t attempt = 0;
     uint64_t select_started = 0;
     uint64_t epoch = 0;
     loehle_choice choice{};
   };
-  enum EventKind : uint32_t { kSegmentEnd, kCpuStart, kPublish, kClaim, kTimer };
+  enum EventKind : uint32_t { kSegmentEnd, kCpuStart, kPublish, kClaim, kTimer, kPreempt };
 
   // Facts and scans (loehle.bpf.c's gather_facts, scan_group, slow_pick,
   // fast_pick).
@@ -233,19 +245,26 @@ class Machine {
   bool SmtActive() const { return topo_.threads_per_core > 1; }
   bool IdleCoreMode() const { return config_.smt == LOEHLE_SMT_IDLE_CORE && SmtActive(); }
 
-  // select_cpu's claim-and-retry loop.
-  void StartScan(int task);
+  // select_cpu's claim-and-retry loop; StartScan returns the scan's time.
+  uint64_t StartScan(int task);
   void OnClaim(int task);
   bool ClaimChoice(int task);
-  bool TrulyIdleInReach(int prev) const;
+  bool AnyCpuIdle() const;
+  void CountChoice(const Task& t, int cpu);
+  void ChargeWaker(const Task& t, uint64_t ns);
 
   // Queueing (loehle.bpf.c's enqueue and dispatch).
   void Enqueue(int task, int cpu);
-  int PickIdleCpu() const;
+  void EnqueueAtSliceEnd(int task, int cpu);
+  int PickIdleCpu(bool whole_cores_only) const;
+  bool SmtMoveWanted(int cpu) const;
   void PreemptIdleWork(int task, int cpu);
   void Preempt(int cpu);
+  void OnPreempt(int cpu);
+  uint32_t NormalQueued() const;
+  int PopQueue(int cpu, uint32_t step);
+  int PlanNext(int cpu, int prev, bool* keep_prev);
   void Dispatch(int cpu);
-  bool TakeFromQueues(int cpu, bool idle_queues, int from);
   void RunTask(int cpu, int task);
   void StartSegment(int cpu);
   void OnSegmentEnd(int cpu);

@@ -64,13 +64,29 @@ void Apply(const MachineSetup& s, Machine* m) {
 }
 
 // The facts a CPU set up as `kind` must show, straight from the setup.
-void ExpectFacts(const MachineSetup& s, const SimTopology& topo, const loehle_cpu_facts& f) {
+// `want_load`: the scan asked for busy CPUs' loads.
+void ExpectFacts(const MachineSetup& s, const SimTopology& topo, const loehle_cpu_facts& f,
+                 bool want_load) {
+  auto idle = [&](int cpu) {
+    const Kind k = s.kinds[cpu];
+    return k == Kind::kShallow || k == Kind::kDeep || k == Kind::kUnpublished;
+  };
   const Kind kind = s.kinds[f.cpu];
-  const bool idle = kind == Kind::kShallow || kind == Kind::kDeep || kind == Kind::kUnpublished;
-  EXPECT_EQ(f.idle, idle) << "cpu " << f.cpu;
+  EXPECT_EQ(f.idle, idle(f.cpu)) << "cpu " << f.cpu;
   EXPECT_EQ(f.sched_idle, kind == Kind::kIdleWork) << "cpu " << f.cpu;
   EXPECT_EQ(f.core, static_cast<uint32_t>(topo.cpus[f.cpu].core));
-  if (!idle) return;
+  bool core_idle = true;
+  for (int cpu = 0; cpu < static_cast<int>(topo.cpus.size()); ++cpu) {
+    if (topo.cpus[cpu].core == topo.cpus[f.cpu].core && !idle(cpu)) core_idle = false;
+  }
+  EXPECT_EQ(f.core_idle, core_idle) << "cpu " << f.cpu;
+  if (!idle(f.cpu)) {
+    // loehle_si_load(): the running task's weight (nice 0: 100; SCHED_IDLE:
+    // 1), read for idle work always and for normal work when asked.
+    const uint64_t load = kind == Kind::kIdleWork ? 1 : (want_load ? 100 : 0);
+    EXPECT_EQ(f.load, load) << "cpu " << f.cpu;
+    return;
+  }
   EXPECT_EQ(f.idle_stamp, s.stamps[f.cpu]);
   const uint64_t key = kind == Kind::kShallow ? topo.states[0].exit_latency_ns
                        : kind == Kind::kDeep  ? topo.states[1].exit_latency_ns
@@ -78,53 +94,118 @@ void ExpectFacts(const MachineSetup& s, const SimTopology& topo, const loehle_cp
   EXPECT_EQ(f.exit_latency, key) << "cpu " << f.cpu;
 }
 
+// One group's scan replayed through loehle/policy.h from the record.
+struct Replay {
+  const MachineSetup& setup;
+  const SimTopology& topo;
+  const ScanRecord& record;
+  uint32_t policy, si_mode;
+  bool smt, wakee_idle;
+  uint32_t* rand_state;
+  size_t offered = 0;
+
+  loehle_choice Group(const std::vector<int>& cpus, int prev) {
+    loehle_slow_scan s;
+    loehle_slow_init(&s, policy, si_mode, smt, wakee_idle, prev);
+    for (int cpu : cpus) {
+      if (loehle_slow_pruned(&s, static_cast<uint32_t>(topo.cpus[cpu].core),
+                             setup.kinds[cpu] == Kind::kIdleWork)) {
+        continue;
+      }
+      EXPECT_LT(offered, record.facts.size());
+      if (offered >= record.facts.size()) break;
+      const loehle_cpu_facts& f = record.facts[offered];
+      EXPECT_EQ(f.cpu, cpu);
+      ExpectFacts(setup, topo, f, loehle_slow_wants_load(&s));
+      const uint32_t rand = loehle_slow_wants_rand(&s, &f) ? SimRandomNext(rand_state) : 0;
+      EXPECT_EQ(rand, record.draws[offered]);
+      ++offered;
+      if (loehle_slow_step(&s, &f, rand)) break;
+    }
+    loehle_choice c;
+    loehle_slow_result(&s, &c);
+    return c;
+  }
+};
+
+// The CPUs of `node` in id order, and the node with the most idle CPUs
+// (or whole idle cores), straight from the setup.
+std::vector<int> NodeCpus(const SimTopology& topo, int node) {
+  std::vector<int> cpus;
+  for (int cpu = 0; cpu < static_cast<int>(topo.cpus.size()); ++cpu) {
+    if (topo.cpus[cpu].node == node) cpus.push_back(cpu);
+  }
+  return cpus;
+}
+
+int BusiestNode(const MachineSetup& s, const SimTopology& topo, bool whole_cores) {
+  auto idle = [&](int cpu) { return s.kinds[cpu] >= Kind::kShallow; };
+  std::vector<int> count(topo.nr_nodes, 0);
+  for (int cpu = 0; cpu < static_cast<int>(topo.cpus.size()); ++cpu) {
+    bool core_idle = true;
+    for (int o = 0; o < static_cast<int>(topo.cpus.size()); ++o) {
+      if (topo.cpus[o].core == topo.cpus[cpu].core && !idle(o)) core_idle = false;
+    }
+    if (idle(cpu) && (!whole_cores || core_idle)) ++count[topo.cpus[cpu].node];
+  }
+  int best = -1, most = 0;
+  for (int n = 0; n < topo.nr_nodes; ++n) {
+    if (count[n] > most) most = count[n], best = n;
+  }
+  return best;
+}
+
+SimTopology TwoNodesInterleaved() {
+  absl::StatusOr<SimTopology> topo = ParseSimTopology(
+      "nodes 2\nllcs-per-node 1\ncores-per-llc 4\nthreads-per-core 2\n"
+      "numbering thread-major\nstate WFI 1 1\nstate off 50 200\n",
+      "two-nodes");
+  EXPECT_TRUE(topo.ok()) << topo.status();
+  return *topo;
+}
+
 // A simulated slow-path pick equals a direct call of loehle/policy.h with
-// the same facts and the same per-CPU random numbers.
+// the facts the setup implies and the same per-CPU random numbers: one
+// node with adjacent siblings, and two nodes with x86-interleaved ones
+// (the group search: prev's node, then the busiest other one).
 TEST(MachineTest, SlowPickEqualsThePolicyCalledDirectly) {
   std::mt19937 rng(7);
-  for (uint32_t policy : {LOEHLE_POLICY_RECENCY, LOEHLE_POLICY_FIRST, LOEHLE_POLICY_RESERVOIR}) {
-    for (uint32_t smt : {LOEHLE_SMT_OFF, LOEHLE_SMT_IDLE_CORE}) {
-      for (int trial = 0; trial < 100; ++trial) {
-        const SimTopology topo = Flat(8, 2);
-        MachineConfig config;
-        config.policy = policy;
-        config.smt = smt;
-        config.sched_idle = trial % 4;
-        config.seed = trial;
-        Machine m(topo, config);
-        const MachineSetup setup = RandomSetup(&rng, static_cast<int>(topo.cpus.size()));
-        Apply(setup, &m);
-        const int prev = trial % 16;
-        const bool wakee_idle = trial % 3 == 0;
-        uint32_t rand_state = m.RandomStateForTest(prev);
-        ScanRecord record;
-        const loehle_choice got = m.ScanForTest(prev, WakePath::kFork, wakee_idle, &record);
+  for (const SimTopology& topo : {Flat(8, 2), TwoNodesInterleaved()}) {
+    for (uint32_t policy : {LOEHLE_POLICY_RECENCY, LOEHLE_POLICY_FIRST, LOEHLE_POLICY_RESERVOIR}) {
+      for (uint32_t smt : {LOEHLE_SMT_OFF, LOEHLE_SMT_IDLE_CORE}) {
+        for (int trial = 0; trial < 100; ++trial) {
+          MachineConfig config;
+          config.policy = policy;
+          config.smt = smt;
+          config.sched_idle = trial % 4;
+          config.seed = trial;
+          Machine m(topo, config);
+          const MachineSetup setup = RandomSetup(&rng, static_cast<int>(topo.cpus.size()));
+          Apply(setup, &m);
+          const int prev = trial % 16;
+          const bool wakee_idle = trial % 3 == 0;
+          uint32_t rand_state = m.RandomStateForTest(prev);
+          ScanRecord record;
+          const loehle_choice got = m.ScanForTest(prev, WakePath::kFork, wakee_idle, &record);
 
-        loehle_slow_scan s;
-        loehle_slow_init(&s, policy, config.sched_idle, smt == LOEHLE_SMT_IDLE_CORE, wakee_idle,
-                         prev);
-        size_t offered = 0;
-        for (int cpu = 0; cpu < 16; ++cpu) {
-          if (loehle_slow_pruned(&s, static_cast<uint32_t>(topo.cpus[cpu].core),
-                                 setup.kinds[cpu] == Kind::kIdleWork)) {
-            continue;
+          const bool idle_core = smt == LOEHLE_SMT_IDLE_CORE;
+          Replay replay{setup, topo, record, policy, config.sched_idle, idle_core, wakee_idle,
+                        &rand_state};
+          const int home_node = topo.cpus[prev].node;
+          loehle_choice want = replay.Group(NodeCpus(topo, home_node), prev);
+          const uint32_t search = loehle_slow_look_elsewhere(&want, idle_core);
+          const int other = topo.nr_nodes > 1 && search != LOEHLE_GROUP_STAY
+                                ? BusiestNode(setup, topo, search == LOEHLE_GROUP_IDLE_CORES)
+                                : -1;
+          if (other >= 0 && other != home_node) {
+            const loehle_choice there = replay.Group(NodeCpus(topo, other), prev);
+            if (loehle_slow_other_wins(&want, &there, idle_core)) want = there;
           }
-          ASSERT_LT(offered, record.facts.size());
-          const loehle_cpu_facts& f = record.facts[offered];
-          ASSERT_EQ(f.cpu, cpu);
-          ExpectFacts(setup, topo, f);
-          const uint32_t rand = loehle_slow_wants_rand(&s, &f) ? SimRandomNext(&rand_state) : 0;
-          EXPECT_EQ(rand, record.draws[offered]);
-          ++offered;
-          if (loehle_slow_step(&s, &f, rand)) break;
+          EXPECT_EQ(replay.offered, record.facts.size());
+          EXPECT_EQ(got.cpu, want.cpu) << topo.name << " policy " << policy << " trial " << trial;
+          EXPECT_EQ(got.reason, want.reason);
+          EXPECT_EQ(got.ties, want.ties);
         }
-        EXPECT_EQ(offered, record.facts.size());
-        loehle_choice want;
-        loehle_slow_result(&s, &want);
-        EXPECT_EQ(got.cpu, want.cpu) << "policy " << policy << " trial " << trial;
-        EXPECT_EQ(got.reason, want.reason);
-        EXPECT_EQ(got.ties, want.ties);
-        EXPECT_EQ(got.examined, want.examined);
       }
     }
   }
@@ -149,12 +230,12 @@ TEST(MachineTest, FastPickEqualsThePolicyCalledDirectly) {
     loehle_choice want;
     const int decided = loehle_fast_begin(&s, config.sched_idle, config.smt == LOEHLE_SMT_IDLE_CORE,
                                           wakee_idle, &record.facts[0]);
-    ExpectFacts(setup, topo, record.facts[0]);
+    ExpectFacts(setup, topo, record.facts[0], false);
     EXPECT_EQ(record.facts[0].cpu, prev);
     for (size_t k = 1; !decided && k < record.facts.size(); ++k) {
       // In scan order: the CPUs after prev, wrapping.
       EXPECT_EQ(record.facts[k].cpu, static_cast<int>((prev + k) % 16));
-      ExpectFacts(setup, topo, record.facts[k]);
+      ExpectFacts(setup, topo, record.facts[k], false);
       if (loehle_fast_offer(&s, &record.facts[k])) {
         EXPECT_EQ(k + 1, record.facts.size());
         break;

@@ -4,6 +4,7 @@
 #include <memory>
 #include <random>
 #include <vector>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -17,9 +18,14 @@ using T = WorkloadTimes;
 class Durations {
  public:
   explicit Durations(uint64_t seed) : rng_(seed ^ 0x5eed5eedULL) {}
+  // Uniform in [mean/2, mean*3/2] by a multiply-shift of the 64-bit draw:
+  // std::uniform_int_distribution's algorithm is the library's, and the
+  // committed tables must not depend on the libstdc++ version.
   uint64_t Around(uint64_t mean) {
-    std::uniform_int_distribution<uint64_t> d(mean / 2, mean + mean / 2);
-    return d(rng_);
+    const uint64_t range = mean + 1;
+    const auto scaled = static_cast<uint64_t>(
+        (static_cast<unsigned __int128>(rng_()) * range) >> 64);
+    return mean / 2 + scaled;
   }
 
  private:
@@ -61,7 +67,10 @@ class ForkWorkload : public DrivenWorkload {
 
   void BurstDone(Machine& m, int task) override {
     const int role = roles_.Get(task);
-    if (IsCreator(role)) {
+    if (role == kExiting) {
+      roles_.Set(task, -1);
+      m.Exit(task);
+    } else if (IsCreator(role)) {
       CreatorStep(m, creators_[CreatorIndex(role)]);
     } else {
       ChildDone(m, task, creators_[role]);
@@ -80,8 +89,9 @@ class ForkWorkload : public DrivenWorkload {
     Phase phase = Phase::kForking;
   };
   // Creators' roles are negative, children's the creator's index.
+  static constexpr int kExiting = -1000000;
   static int Creator(uint32_t i) { return -2 - static_cast<int>(i); }
-  static bool IsCreator(int role) { return role <= -2; }
+  static bool IsCreator(int role) { return role <= -2 && role != kExiting; }
   static int CreatorIndex(int role) { return -2 - role; }
 
   void CreatorStep(Machine& m, CreatorState& c) {
@@ -117,14 +127,18 @@ class ForkWorkload : public DrivenWorkload {
     }
   }
 
+  // The child's exit wakes its waiting parent; the select_cpu runs on the
+  // child's CPU before it is gone.
   void ChildDone(Machine& m, int child, CreatorState& c) {
+    roles_.Set(child, kExiting);
     ++children_done_;
     if (--c.outstanding == 0 && c.waiting) {
       c.waiting = false;
       c.phase = Phase::kReaping;
-      m.Wake(c.task, m.TaskCpu(child), WakePath::kWakeup, times_.Around(T::kReapNs));
+      m.Continue(child, m.Wake(c.task, m.TaskCpu(child), WakePath::kWakeup,
+                               times_.Around(T::kReapNs)));
+      return;
     }
-    roles_.Set(child, -1);
     m.Exit(child);
   }
 
@@ -162,21 +176,19 @@ class WakeupWorkload : public DrivenWorkload {
            again ? WakePath::kWakeup : WakePath::kFork, times_.Around(T::kMessageNs));
   }
 
+  // A message thread wakes its workers one per burst (each select_cpu runs
+  // on its CPU in turn, its time charged before the next), then sleeps.
   void BurstDone(Machine& m, int task) override {
     const int role = roles_.Get(task);
     if (role <= -2) {
       Group& g = groups_[-2 - role];
-      if (!g.sent) {
-        uint64_t select_ns = 0;
-        for (int w : g.workers) {
-          select_ns += m.Wake(w, m.TaskCpu(task), WakePath::kWakeup,
-                              times_.Around(T::kWorkerNs));
-        }
-        g.outstanding = T::kWorkersPerMessage;
-        g.sent = true;
+      if (g.sent < T::kWorkersPerMessage) {
+        if (g.sent == 0) g.outstanding = T::kWorkersPerMessage;
+        const uint64_t select_ns = m.Wake(g.workers[g.sent++], m.TaskCpu(task),
+                                          WakePath::kWakeup, times_.Around(T::kWorkerNs));
         m.Continue(task, select_ns);
       } else {
-        g.sent = false;
+        g.sent = 0;
         m.Block(task);
       }
       return;
@@ -194,7 +206,7 @@ class WakeupWorkload : public DrivenWorkload {
     int message = -1;
     int workers[T::kWorkersPerMessage] = {};
     uint32_t outstanding = 0;
-    bool sent = false;
+    uint32_t sent = 0;  // workers woken this round
     bool started = false;
   };
   static int Message(uint32_t i) { return -2 - static_cast<int>(i); }
@@ -211,19 +223,24 @@ class SchedIdleWorkload : public DrivenWorkload {
       : spec_(spec), times_(spec.seed), workers_(spec.size) {}
 
   void Start(Machine& m) override {
-    for (uint32_t i = 0; i < spec_.idle_hogs; ++i) {
-      const int hog = m.NewTask(true);
-      roles_.Set(hog, kHog);
-      m.Wake(hog, -1, WakePath::kFork, UINT64_MAX / 4);
-    }
     for (uint32_t i = 0; i < workers_.size(); ++i) {
       workers_[i] = m.NewTask(true);
       roles_.Set(workers_[i], Worker(i));
       m.Timer(i * kStartStaggerNs, static_cast<int>(i));
     }
+    // The hogs start first, one by one, as a parent starting them would.
+    for (uint32_t i = 0; i < spec_.idle_hogs; ++i) {
+      hogs_.push_back(m.NewTask(true));
+      roles_.Set(hogs_.back(), kHog);
+      m.Timer(i * kStartStaggerNs, kHogTimer + static_cast<int>(i));
+    }
   }
 
   void OnTimer(Machine& m, int i) override {
+    if (i >= kHogTimer) {
+      m.Wake(hogs_[i - kHogTimer], -1, WakePath::kFork, UINT64_MAX / 4);
+      return;
+    }
     m.Wake(workers_[i], -1, WakePath::kFork, times_.Around(T::kJobForkNs));
   }
 
@@ -231,6 +248,9 @@ class SchedIdleWorkload : public DrivenWorkload {
     const int role = roles_.Get(task);
     if (role == kHog) {
       m.Continue(task, UINT64_MAX / 4);
+    } else if (role == kExiting) {
+      roles_.Set(task, -1);
+      m.Exit(task);
     } else if (role <= -2) {
       WorkerStep(m, task, -2 - role);
     } else {
@@ -242,6 +262,8 @@ class SchedIdleWorkload : public DrivenWorkload {
 
  private:
   static constexpr int kHog = -1000000;
+  static constexpr int kExiting = -1000001;
+  static constexpr int kHogTimer = 1 << 20;  // timer tokens of hogs
   static int Worker(uint32_t i) { return -2 - static_cast<int>(i); }
 
   // A worker's fork burst is done: start its next job, or stop.
@@ -260,21 +282,23 @@ class SchedIdleWorkload : public DrivenWorkload {
     m.Continue(task, select_ns);
   }
 
+  // The job's exit wakes its worker, the select_cpu on the job's CPU.
   void JobDone(Machine& m, int job, int i) {
     if (++jobs_done_ == T::kJobs) {
       done_ns_ = m.now();
       m.Stop();
     }
     waiting_[i] = false;
-    m.Wake(workers_[i], m.TaskCpu(job), WakePath::kWakeup, times_.Around(T::kJobForkNs));
-    roles_.Set(job, -1);
-    m.Exit(job);
+    roles_.Set(job, kExiting);
+    m.Continue(job, m.Wake(workers_[i], m.TaskCpu(job), WakePath::kWakeup,
+                           times_.Around(T::kJobForkNs)));
   }
 
   WorkloadSpec spec_;
   Durations times_;
   Roles roles_;
   std::vector<int> workers_;
+  std::vector<int> hogs_;
   std::vector<bool> waiting_;
   uint32_t jobs_started_ = 0;
   uint64_t jobs_done_ = 0;

@@ -1,8 +1,9 @@
 // The simulator's workloads (Documentation/simulation.md, "Workloads"):
 //   fork       stress-ng --fork N --fork-max M: N creators, each forks M
 //              children (which run briefly and exit), waits for them, reaps;
-//   wakeup     schbench-like: N message threads, each waking 4 workers that
-//              run briefly and sleep, then sleeping itself a little;
+//   wakeup     schbench-like: N message threads, each waking its 4 workers
+//              one after another (they run briefly and sleep), sleeping
+//              itself a little once the last is done;
 //   schedidle  seed 003: a fixed number of fork+run jobs (a kernel build's
 //              compiler runs) shared by N SCHED_IDLE workers, beside
 //              optional SCHED_IDLE CPU hogs; done when the last job ends;
@@ -10,7 +11,8 @@
 //              and sleeping briefly, so that wakeups place them again.
 // Durations are drawn uniformly in [0.5, 1.5] times their mean from the
 // workload's own generator (seeded from the run's seed), never from the
-// machine's per-CPU generators.
+// machine's per-CPU generators. A task calls select_cpu for one wakee per
+// burst, its time charged to that burst: calls on one CPU never overlap.
 #ifndef LOEHLE_LOADER_SIM_WORKLOADS_H_
 #define LOEHLE_LOADER_SIM_WORKLOADS_H_
 
@@ -65,8 +67,9 @@ struct WorkloadTimes {
   static constexpr uint64_t kJobNs = 20'000'000;
   static constexpr uint32_t kJobs = 4000;
   static constexpr uint64_t kJobForkNs = 300'000;
-  // smt
-  static constexpr uint64_t kSmtBurstNs = 2'000'000;
+  // smt: bursts longer than the 5 ms slice, so that slices end under load
+  // (where seed 002's move to a whole idle core happens) as well as wakeups
+  static constexpr uint64_t kSmtBurstNs = 8'000'000;
   static constexpr uint64_t kSmtSleepNs = 500'000;
 };
 

@@ -5,6 +5,7 @@
 // non-idle group, a wakee inside the idle subtree).
 
 #include "loehle/cgroup_idle.h"
+#include "loehle/policy.h"
 
 #include <gtest/gtest.h>
 
@@ -233,6 +234,26 @@ TEST(CgroupIdlePath, DeeperThanTheKeptLevels) {
   EXPECT_FALSE(MayPreempt(deep, t.PathOf(at_levels + "/other")));
 }
 
+// A walk that stopped short of the root (scx/loehle.bpf.c walks at most 32
+// levels) holds the bottom of the path: the rule cannot align it with
+// another path and refuses, even where the kept ids would match; the
+// idleness it saw still makes idle work.
+TEST(CgroupIdlePath, CutPathIsRefusedButKeepsItsIdleness) {
+  Tree t = Kubepods();
+  loehle_cg_path besteffort = t.PathOf("/kubepods/besteffort");
+  const loehle_cg_path guaranteed = t.PathOf("/kubepods/guaranteed");
+  ASSERT_TRUE(MayPreempt(besteffort, guaranteed));
+  loehle_cg_path_cut(&besteffort);
+  EXPECT_FALSE(MayPreempt(besteffort, guaranteed));
+  EXPECT_TRUE(loehle_cg_idle_work(LOEHLE_SCOPE_CGROUP, &besteffort));
+  loehle_cg_path cut_wakee = guaranteed;
+  loehle_cg_path_cut(&cut_wakee);
+  EXPECT_FALSE(MayPreempt(t.PathOf("/kubepods/besteffort"), cut_wakee));
+  loehle_cg_path fresh = besteffort;
+  loehle_cg_path_init(&fresh, 0);
+  EXPECT_EQ(fresh.cut, 0);
+}
+
 TEST(CgroupIdlePath, RootTaskHasAnEmptyPath) {
   const loehle_cg_path root = Tree().PathOf("/", true);
   EXPECT_EQ(root.depth, 0);
@@ -242,5 +263,22 @@ TEST(CgroupIdlePath, RootTaskHasAnEmptyPath) {
   EXPECT_TRUE(MayPreempt(root, Tree().PathOf("/")));
   EXPECT_FALSE(MayPreempt(Tree().PathOf("/"), Tree().PathOf("/")));
 }
+
+// sched_idle_refused counts refusals only where scans read them: the
+// wakee-aware mode (loehle_counts_idle ignores preempt_refused otherwise).
+TEST(CgroupIdleRule, RefusalsCountOnlyUnderWakeeAware) {
+  EXPECT_TRUE(loehle_cg_refusal_counts(LOEHLE_SI_WAKEE_AWARE));
+  for (uint32_t mode : {LOEHLE_SI_MAINLINE, LOEHLE_SI_IDLE_FIRST, LOEHLE_SI_IGNORE}) {
+    EXPECT_FALSE(loehle_cg_refusal_counts(mode)) << mode;
+    loehle_cpu_facts refused{};
+    refused.sched_idle = 1;
+    refused.preempt_refused = 1;
+    loehle_cpu_facts taken = refused;
+    taken.preempt_refused = 0;
+    // The refusal changes nothing the mode decides.
+    EXPECT_EQ(loehle_counts_idle(mode, 0, &refused), loehle_counts_idle(mode, 0, &taken)) << mode;
+  }
+}
+
 
 }  // namespace

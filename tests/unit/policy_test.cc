@@ -1300,6 +1300,44 @@ TEST(PolicySlowSmt, PruningNeverHidesASchedIdleCpuThatDecides) {
   EXPECT_EQ(Slow(idle_wakee, cpus).pruned, 1u);
 }
 
+// The caller's test is a cheap superset (a CPU running idle work need not
+// be sched-idle: a live claim, queued local work, or, under hierarchy, a
+// refusal): such CPUs are examined, not pruned, and the answer is the one
+// the scan gives without pruning at all. Interleaved siblings 0/4, 1/5,
+// 2/6, 3/7; reservoir over the idle core 0/4.
+TEST(PolicySlowSmt, PruningSparesIdleWorkCpusWithoutChangingTheAnswer) {
+  Cpus cpus = {Cpu(0).Core(0).Idle().Latency(1), Cpu(1).Core(1).Idle().Latency(1),
+               Cpu(2).Core(2).Load(5), Cpu(3).Core(3).Load(5),
+               Cpu(4).Core(0).Idle().Latency(1), Cpu(5).Core(1).Load(1),
+               Cpu(6).Core(2).SchedIdle(), Cpu(7).Core(3).Load(5)};
+  cpus = WithCoreIdle(cpus);
+  for (int variant = 0; variant < 2; ++variant) {
+    // variant 0: CPU 6 runs idle work but is not sched-idle (claimed);
+    // variant 1: sched-idle but refused to this wakee (hierarchy).
+    Cpus v = cpus;
+    if (variant == 0) v[6] = Cpu(6).Core(2).Load(1);
+    if (variant == 1) v[6] = Cpu(6).Core(2).SchedIdle().Refused();
+    for (bool prune : {true, false}) {
+      std::mt19937 rng(99);
+      loehle_slow_scan s;
+      loehle_slow_init(&s, LOEHLE_POLICY_RESERVOIR, LOEHLE_SI_WAKEE_AWARE, prune, 0, 99);
+      for (const Cpu& cpu : v) {
+        loehle_cpu_facts f = cpu.facts();
+        if (loehle_slow_pruned(&s, f.core, f.cpu == 6)) continue;
+        const uint32_t r = loehle_slow_wants_rand(&s, &f) ? static_cast<uint32_t>(rng()) : 0;
+        if (loehle_slow_step(&s, &f, r)) break;
+      }
+      loehle_choice c;
+      loehle_slow_result(&s, &c);
+      EXPECT_TRUE(c.cpu == 0 || c.cpu == 4) << "variant " << variant << " prune " << prune;
+      if (prune) {
+        EXPECT_EQ(c.pruned, 2u) << "variant " << variant;  // 5 and 7, never 6
+        EXPECT_EQ(c.examined, 6u) << "variant " << variant;
+      }
+    }
+  }
+}
+
 // Before the pick is on an idle core nothing is pruned: a busy CPU's
 // sibling may be the only idle CPU, or a candidate of the tie group.
 TEST(PolicySlowSmt, NoPruningBeforeAnIdleCore) {
