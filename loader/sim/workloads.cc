@@ -4,7 +4,6 @@
 #include <memory>
 #include <random>
 #include <vector>
-#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
@@ -32,17 +31,34 @@ class Durations {
   std::mt19937_64 rng_;
 };
 
-// Which workload object a task belongs to, by task id (ids are reused).
+// What a task is to its workload. kLead: a creator, message thread or
+// job-starting worker, `index` its slot; kMember: a child, woken worker,
+// job or SMT task, `index` its lead's slot (its own for SMT tasks);
+// kExiting: its last burst (the wakeup of its parent) is running; kHog: a
+// SCHED_IDLE CPU hog.
+struct Role {
+  enum class Kind : uint8_t { kNone, kLead, kMember, kExiting, kHog };
+  Kind kind = Kind::kNone;
+  uint32_t index = 0;
+
+  static Role Lead(uint32_t i) { return {Kind::kLead, i}; }
+  static Role Member(uint32_t i) { return {Kind::kMember, i}; }
+};
+constexpr Role kExitingRole = {Role::Kind::kExiting, 0};
+constexpr Role kHogRole = {Role::Kind::kHog, 0};
+
+// Each task's role, by task id (ids are reused: Clear() on exit).
 class Roles {
  public:
-  void Set(int task, int role) {
-    if (static_cast<size_t>(task) >= roles_.size()) roles_.resize(task + 1, -1);
+  void Set(int task, Role role) {
+    if (static_cast<size_t>(task) >= roles_.size()) roles_.resize(task + 1);
     roles_[task] = role;
   }
-  int Get(int task) const { return roles_[task]; }
+  void Clear(int task) { roles_[task] = Role{}; }
+  Role Get(int task) const { return roles_[task]; }
 
  private:
-  std::vector<int> roles_;
+  std::vector<Role> roles_;
 };
 
 // Staggered starts, as a parent process starting its instances one by one.
@@ -56,7 +72,7 @@ class ForkWorkload : public DrivenWorkload {
   void Start(Machine& m) override {
     for (uint32_t i = 0; i < creators_.size(); ++i) {
       creators_[i].task = m.NewTask(false);
-      roles_.Set(creators_[i].task, Creator(i));
+      roles_.Set(creators_[i].task, Role::Lead(i));
       m.Timer(i * kStartStaggerNs, static_cast<int>(i));
     }
   }
@@ -66,14 +82,17 @@ class ForkWorkload : public DrivenWorkload {
   }
 
   void BurstDone(Machine& m, int task) override {
-    const int role = roles_.Get(task);
-    if (role == kExiting) {
-      roles_.Set(task, -1);
-      m.Exit(task);
-    } else if (IsCreator(role)) {
-      CreatorStep(m, creators_[CreatorIndex(role)]);
-    } else {
-      ChildDone(m, task, creators_[role]);
+    const Role role = roles_.Get(task);
+    switch (role.kind) {
+      case Role::Kind::kExiting:
+        roles_.Clear(task);
+        m.Exit(task);
+        return;
+      case Role::Kind::kLead:
+        CreatorStep(m, creators_[role.index]);
+        return;
+      default:
+        ChildDone(m, task, creators_[role.index]);
     }
   }
 
@@ -88,17 +107,11 @@ class ForkWorkload : public DrivenWorkload {
     bool waiting = false;
     Phase phase = Phase::kForking;
   };
-  // Creators' roles are negative, children's the creator's index.
-  static constexpr int kExiting = -1000000;
-  static int Creator(uint32_t i) { return -2 - static_cast<int>(i); }
-  static bool IsCreator(int role) { return role <= -2 && role != kExiting; }
-  static int CreatorIndex(int role) { return -2 - role; }
-
   void CreatorStep(Machine& m, CreatorState& c) {
     switch (c.phase) {
       case Phase::kForking: {
         const int child = m.NewTask(false);
-        roles_.Set(child, static_cast<int>(&c - creators_.data()));
+        roles_.Set(child, Role::Member(static_cast<uint32_t>(&c - creators_.data())));
         const uint64_t select_ns =
             m.Wake(child, m.TaskCpu(c.task), WakePath::kFork, times_.Around(T::kChildNs));
         ++c.outstanding;
@@ -130,7 +143,7 @@ class ForkWorkload : public DrivenWorkload {
   // The child's exit wakes its waiting parent; the select_cpu runs on the
   // child's CPU before it is gone.
   void ChildDone(Machine& m, int child, CreatorState& c) {
-    roles_.Set(child, kExiting);
+    roles_.Set(child, kExitingRole);
     ++children_done_;
     if (--c.outstanding == 0 && c.waiting) {
       c.waiting = false;
@@ -158,10 +171,10 @@ class WakeupWorkload : public DrivenWorkload {
     for (uint32_t i = 0; i < groups_.size(); ++i) {
       Group& g = groups_[i];
       g.message = m.NewTask(false);
-      roles_.Set(g.message, Message(i));
+      roles_.Set(g.message, Role::Lead(i));
       for (int& w : g.workers) {
         w = m.NewTask(false);
-        roles_.Set(w, static_cast<int>(i));
+        roles_.Set(w, Role::Member(i));
       }
       g.started = false;
       m.Timer(i * kStartStaggerNs, static_cast<int>(i));
@@ -179,9 +192,9 @@ class WakeupWorkload : public DrivenWorkload {
   // A message thread wakes its workers one per burst (each select_cpu runs
   // on its CPU in turn, its time charged before the next), then sleeps.
   void BurstDone(Machine& m, int task) override {
-    const int role = roles_.Get(task);
-    if (role <= -2) {
-      Group& g = groups_[-2 - role];
+    const Role role = roles_.Get(task);
+    if (role.kind == Role::Kind::kLead) {
+      Group& g = groups_[role.index];
       if (g.sent < T::kWorkersPerMessage) {
         if (g.sent == 0) g.outstanding = T::kWorkersPerMessage;
         const uint64_t select_ns = m.Wake(g.workers[g.sent++], m.TaskCpu(task),
@@ -194,8 +207,10 @@ class WakeupWorkload : public DrivenWorkload {
       return;
     }
     ++worker_runs_;
-    Group& g = groups_[role];
-    if (--g.outstanding == 0) m.Timer(times_.Around(T::kMessageSleepNs), role);
+    Group& g = groups_[role.index];
+    if (--g.outstanding == 0) {
+      m.Timer(times_.Around(T::kMessageSleepNs), static_cast<int>(role.index));
+    }
     m.Block(task);
   }
 
@@ -209,8 +224,6 @@ class WakeupWorkload : public DrivenWorkload {
     uint32_t sent = 0;  // workers woken this round
     bool started = false;
   };
-  static int Message(uint32_t i) { return -2 - static_cast<int>(i); }
-
   Durations times_;
   Roles roles_;
   std::vector<Group> groups_;
@@ -225,13 +238,13 @@ class SchedIdleWorkload : public DrivenWorkload {
   void Start(Machine& m) override {
     for (uint32_t i = 0; i < workers_.size(); ++i) {
       workers_[i] = m.NewTask(true);
-      roles_.Set(workers_[i], Worker(i));
+      roles_.Set(workers_[i], Role::Lead(i));
       m.Timer(i * kStartStaggerNs, static_cast<int>(i));
     }
     // The hogs start first, one by one, as a parent starting them would.
     for (uint32_t i = 0; i < spec_.idle_hogs; ++i) {
       hogs_.push_back(m.NewTask(true));
-      roles_.Set(hogs_.back(), kHog);
+      roles_.Set(hogs_.back(), kHogRole);
       m.Timer(i * kStartStaggerNs, kHogTimer + static_cast<int>(i));
     }
   }
@@ -245,37 +258,38 @@ class SchedIdleWorkload : public DrivenWorkload {
   }
 
   void BurstDone(Machine& m, int task) override {
-    const int role = roles_.Get(task);
-    if (role == kHog) {
-      m.Continue(task, UINT64_MAX / 4);
-    } else if (role == kExiting) {
-      roles_.Set(task, -1);
-      m.Exit(task);
-    } else if (role <= -2) {
-      WorkerStep(m, task, -2 - role);
-    } else {
-      JobDone(m, task, role);
+    const Role role = roles_.Get(task);
+    switch (role.kind) {
+      case Role::Kind::kHog:
+        m.Continue(task, UINT64_MAX / 4);
+        return;
+      case Role::Kind::kExiting:
+        roles_.Clear(task);
+        m.Exit(task);
+        return;
+      case Role::Kind::kLead:
+        WorkerStep(m, task, role.index);
+        return;
+      default:
+        JobDone(m, task, role.index);
     }
   }
 
   WorkloadOutcome outcome() const override { return {jobs_done_, done_ns_}; }
 
  private:
-  static constexpr int kHog = -1000000;
-  static constexpr int kExiting = -1000001;
   static constexpr int kHogTimer = 1 << 20;  // timer tokens of hogs
-  static int Worker(uint32_t i) { return -2 - static_cast<int>(i); }
 
   // A worker's fork burst is done: start its next job, or stop.
-  void WorkerStep(Machine& m, int task, int i) {
-    if (waiting_.size() <= static_cast<size_t>(i)) waiting_.resize(i + 1, false);
+  void WorkerStep(Machine& m, int task, uint32_t i) {
+    if (waiting_.size() <= i) waiting_.resize(i + 1, false);
     if (waiting_[i] || jobs_started_ >= T::kJobs) {
       m.Block(task);
       return;
     }
     ++jobs_started_;
     const int job = m.NewTask(true);
-    roles_.Set(job, i);
+    roles_.Set(job, Role::Member(i));
     const uint64_t select_ns =
         m.Wake(job, m.TaskCpu(task), WakePath::kFork, times_.Around(T::kJobNs));
     waiting_[i] = true;
@@ -283,13 +297,13 @@ class SchedIdleWorkload : public DrivenWorkload {
   }
 
   // The job's exit wakes its worker, the select_cpu on the job's CPU.
-  void JobDone(Machine& m, int job, int i) {
+  void JobDone(Machine& m, int job, uint32_t i) {
     if (++jobs_done_ == T::kJobs) {
       done_ns_ = m.now();
       m.Stop();
     }
     waiting_[i] = false;
-    roles_.Set(job, kExiting);
+    roles_.Set(job, kExitingRole);
     m.Continue(job, m.Wake(workers_[i], m.TaskCpu(job), WakePath::kWakeup,
                            times_.Around(T::kJobForkNs)));
   }
@@ -314,7 +328,7 @@ class SmtWorkload : public DrivenWorkload {
   void Start(Machine& m) override {
     for (uint32_t i = 0; i < tasks_.size(); ++i) {
       tasks_[i] = m.NewTask(false);
-      roles_.Set(tasks_[i], static_cast<int>(i));
+      roles_.Set(tasks_[i], Role::Member(i));
       m.Timer(i * kStartStaggerNs, static_cast<int>(i));
     }
     started_.assign(tasks_.size(), false);
@@ -329,7 +343,7 @@ class SmtWorkload : public DrivenWorkload {
 
   void BurstDone(Machine& m, int task) override {
     ++bursts_;
-    m.Timer(times_.Around(T::kSmtSleepNs), roles_.Get(task));
+    m.Timer(times_.Around(T::kSmtSleepNs), static_cast<int>(roles_.Get(task).index));
     m.Block(task);
   }
 

@@ -549,6 +549,7 @@ def report_fork(runs, meta, p, md, claims):
     md.append("")
     claims["fork_claim_failure_ratio_reservoir_first"] = r
     claims["fork_claim_failure_rates_pooled"] = rates
+    report_fork_spread(g, sizes, md, claims)
     claims["fork_throughput_geomean_ratio_reservoir_first"] = geomean(
         [ratio(a, b) for a, b in zip(tp["reservoir"], tp["first"])])
     md.append(f"**Claim:** pooled claim-failure ratio reservoir/first = **{rfmt(r)}** "
@@ -558,6 +559,39 @@ def report_fork(runs, meta, p, md, claims):
     xl = [s.replace(",", "/") for s in sizes]
     img(md, lines_plot(p, "fork_throughput", "stress-ng --fork N/M: bogo ops/s (median, min-max)", "bogo ops/s", xl, tp), "fork throughput")
     img(md, lines_plot(p, "fork_claim_failures", "claim-failure rate (fraction of claims)", "failures / attempts", xl, cf), "claim failures")
+
+
+def spread_cv(picks):
+    """Coefficient of variation of fork picks over CPUs (std / mean), as
+    `scx_loehle sim` reports it (fork_pick_cv): 0 for an even spread."""
+    if not picks or not sum(picks):
+        return None
+    mean = sum(picks) / len(picks)
+    var = max(0.0, sum(x * x for x in picks) / len(picks) - mean * mean)
+    return var ** 0.5 / mean
+
+
+def report_fork_spread(g, sizes, md, claims):
+    """Fork picks per CPU, summed over repetitions, and their spread: the
+    VM's side of the simulator's validation (Documentation/simulation.md)."""
+    md.append("Fork picks per CPU, summed over repetitions, and their coefficient of "
+              "variation over the CPUs (std / mean; 0 = even), the figure "
+              "`scx_loehle sim` reports as fork-pick CV.\n")
+    md += ["| Workload | policy | fork picks per CPU | CV |", "|---|---|---|---|"]
+    cvs = {}
+    for s in sizes:
+        n, m = s.split(",")
+        for pol in CLAIM_POLICIES:
+            total = []
+            for r in g.get((pol, s), []):
+                fp = (r.get("metrics") or {}).get("scx", {}).get("fork_picks") or []
+                total = [a + b for a, b in zip(total, fp)] if total else list(fp)
+            cv = spread_cv(total)
+            cvs[f"{pol} {n},{m}"] = cv
+            md.append(f"| fork, {n} creators, fork-max {m} | {pol} | {' '.join(map(str, total)) or 'n/a'} | "
+                      f"{'n/a' if cv is None else f'{cv:.3f}'} |")
+    md.append("")
+    claims["fork_pick_cv"] = cvs
 
 
 def report_schedidle(runs, meta, p, md, claims):

@@ -12,7 +12,8 @@
 #   wakeups           loehle-wakelat (sleep/wake at 1 ms), in a loop
 #   SCHED_IDLE hogs   chrt --idle 0 stress-ng --cpu N/4
 # Faults:
-#   live switches     a set every 100 ms (loehle-hammer), cycling policy,
+#   live switches     a set every SOAK_SWITCH_MS ms (default 100; 0: back
+#                     to back), by loehle-hammer, cycling policy,
 #                     SCHED_IDLE mode, SMT mode, slice and sample rate
 #   CPU hotplug       a random non-boot CPU offline 2-4 s, online 1-3 s
 #   affinity churn    a random stress-ng worker moved to a random CPU mask
@@ -36,6 +37,7 @@ HAMMER=build/loehle-hammer
 SOCK=/run/scx_loehle.sock
 OUT=${SOAK_OUT:-/out}
 MINUTES=${SOAK_MINUTES:-10}
+SWITCH_MS=${SOAK_SWITCH_MS:-100}
 SECS=$((MINUTES * 60))
 NCPUS=$(nproc)
 METRICS=127.0.0.1:9464
@@ -94,9 +96,9 @@ LOOPS="$LOOPS $!"
 
 # ---- faults ---------------------------------------------------------------
 # A spawn of the CLI takes a few hundred ms under TCG: loehle-hammer keeps
-# one connection open and switches every 100 ms, cycling every policy,
+# one connection open and switches every SWITCH_MS ms, cycling every policy,
 # SCHED_IDLE mode, SMT mode, slice, claim-retry count and sample rate.
-"$HAMMER" "$SOCK" switch "$SECS" 100 >"$T/switch.out" 2>"$T/switch.err" &
+"$HAMMER" "$SOCK" switch "$SECS" "$SWITCH_MS" >"$T/switch.out" 2>"$T/switch.err" &
 SWITCHER=$!
 
 hotplug() {

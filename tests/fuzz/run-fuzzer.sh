@@ -1,18 +1,21 @@
 #!/usr/bin/env bash
-# Runs one libFuzzer target for SECONDS from the seeds in SEEDS, with its
+# Runs one libFuzzer target for SECONDS (or, with RUNS > 0, for RUNS
+# executions however long they take) from the seeds in SEEDS, with its
 # working corpus and any crash input under WORK (never in the tree).
 #
-#   run-fuzzer.sh FUZZER SEEDS WORK SECONDS
+#   run-fuzzer.sh FUZZER SEEDS WORK SECONDS [RUNS]
 #
 # Exits non-zero, naming the input that broke a property, when the fuzzer
 # found one; the input can be replayed with `FUZZER INPUT`.
 set -euo pipefail
-fuzzer=$1 seeds=$2 work=$3 seconds=$4
+fuzzer=$1 seeds=$2 work=$3 seconds=$4 runs=${5:-0}
+limit=(-max_total_time="$seconds")
+[[ $runs -gt 0 ]] && limit=(-runs="$runs")
 [[ -x $fuzzer ]] || { echo "run-fuzzer: no $fuzzer: configure the sanitized build (scripts/fuzz --build-only)" >&2; exit 1; }
 [[ -d $seeds ]] || { echo "run-fuzzer: no seed folder $seeds" >&2; exit 1; }
 mkdir -p "$work/corpus" "$work/crashes"
 set +e
-"$fuzzer" -max_total_time="$seconds" -print_final_stats=1 -timeout=10 -rss_limit_mb=2048 \
+"$fuzzer" "${limit[@]}" -print_final_stats=1 -timeout=10 -rss_limit_mb=2048 \
 	-artifact_prefix="$work/crashes/" "$work/corpus" "$seeds" 2>"$work/log.txt"
 rc=$?
 set -e

@@ -6,8 +6,9 @@
  * few hundred ms under TCG; this keeps connections open instead.
  *
  *   loehle-hammer SOCKET switch SECONDS INTERVAL_MS
- *       one connection; a `set` every INTERVAL_MS, cycling policy,
- *       SCHED_IDLE mode, SMT mode, slice, claim retries and sample rate
+ *       one connection; a `set` every INTERVAL_MS (0: each as soon as the
+ *       previous one is answered), cycling policy, SCHED_IDLE mode, SMT
+ *       mode, slice, claim retries and sample rate
  *   loehle-hammer SOCKET requests SECONDS [PAUSE_MS]
  *       one connection; stats, get and a malformed line in turn, each sent
  *       PAUSE_MS (default 0) after the previous reply came
@@ -438,7 +439,7 @@ int main(int argc, char **argv)
 	mode = argv[2];
 	seconds = number(argv[3], 1, 86400);
 	if (!strcmp(mode, "switch") && argc == 5)
-		rc = run_switch(seconds, number(argv[4], 1, 60000));
+		rc = run_switch(seconds, number(argv[4], 0, 60000));
 	else if (!strcmp(mode, "requests") && (argc == 4 || argc == 5))
 		rc = run_requests(seconds, argc == 5 ? number(argv[4], 0, 60000) : 0);
 	else if (!strcmp(mode, "clients") && argc == 6)
