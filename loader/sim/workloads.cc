@@ -1,6 +1,8 @@
 #include "loader/sim/workloads.h"
 
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <random>
 #include <vector>
@@ -47,6 +49,14 @@ struct Role {
 constexpr Role kExitingRole = {Role::Kind::kExiting, 0};
 constexpr Role kHogRole = {Role::Kind::kHog, 0};
 
+// A burst ended for a task its workload never gave that role: a bug in the
+// workload, not a state a run can reach; stop at once rather than
+// simulate on with wrong bookkeeping.
+[[noreturn]] void UnknownRole(int task) {
+  std::fprintf(stderr, "scx_loehle sim: internal error: task %d has no role here\n", task);
+  std::abort();
+}
+
 // Each task's role, by task id (ids are reused: Clear() on exit).
 class Roles {
  public:
@@ -91,9 +101,14 @@ class ForkWorkload : public DrivenWorkload {
       case Role::Kind::kLead:
         CreatorStep(m, creators_[role.index]);
         return;
-      default:
+      case Role::Kind::kMember:
         ChildDone(m, task, creators_[role.index]);
+        return;
+      case Role::Kind::kNone:
+      case Role::Kind::kHog:
+        break;
     }
+    UnknownRole(task);
   }
 
   WorkloadOutcome outcome() const override { return {children_done_, 0}; }
@@ -270,9 +285,13 @@ class SchedIdleWorkload : public DrivenWorkload {
       case Role::Kind::kLead:
         WorkerStep(m, task, role.index);
         return;
-      default:
+      case Role::Kind::kMember:
         JobDone(m, task, role.index);
+        return;
+      case Role::Kind::kNone:
+        break;
     }
+    UnknownRole(task);
   }
 
   WorkloadOutcome outcome() const override { return {jobs_done_, done_ns_}; }

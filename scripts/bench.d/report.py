@@ -7,6 +7,7 @@ Standard library only (Debian's python3). Exits non-zero with one line on
 stderr when an experiment that ran left no parseable outputs.
 """
 
+import itertools
 import json
 import math
 import os
@@ -549,13 +550,13 @@ def report_fork(runs, meta, p, md, claims):
     md.append("")
     claims["fork_claim_failure_ratio_reservoir_first"] = r
     claims["fork_claim_failure_rates_pooled"] = rates
-    report_fork_spread(g, sizes, md, claims)
     claims["fork_throughput_geomean_ratio_reservoir_first"] = geomean(
         [ratio(a, b) for a, b in zip(tp["reservoir"], tp["first"])])
     md.append(f"**Claim:** pooled claim-failure ratio reservoir/first = **{rfmt(r)}** "
               f"(seed 000: 0.335/0.771 = 0.43 and 0.633/1.242 = 0.51 on the Altra); "
               f"throughput geometric-mean ratio reservoir/first = "
               f"{rfmt(claims['fork_throughput_geomean_ratio_reservoir_first'])}.\n")
+    report_fork_spread(g, sizes, md, claims)
     xl = [s.replace(",", "/") for s in sizes]
     img(md, lines_plot(p, "fork_throughput", "stress-ng --fork N/M: bogo ops/s (median, min-max)", "bogo ops/s", xl, tp), "fork throughput")
     img(md, lines_plot(p, "fork_claim_failures", "claim-failure rate (fraction of claims)", "failures / attempts", xl, cf), "claim failures")
@@ -585,7 +586,9 @@ def report_fork_spread(g, sizes, md, claims):
             total = []
             for r in g.get((pol, s), []):
                 fp = (r.get("metrics") or {}).get("scx", {}).get("fork_picks") or []
-                total = [a + b for a, b in zip(total, fp)] if total else list(fp)
+                # A run without the tally adds nothing; one with more CPUs
+                # (another boot) lengthens the list rather than cutting it.
+                total = [a + b for a, b in itertools.zip_longest(total, fp, fillvalue=0)]
             cv = spread_cv(total)
             cvs[f"{pol} {n},{m}"] = cv
             md.append(f"| fork, {n} creators, fork-max {m} | {pol} | {' '.join(map(str, total)) or 'n/a'} | "

@@ -253,7 +253,7 @@ fi
 	printf 'stalls\t%s\n' "$stalls"
 	printf 'state samples not enabled\t%s of %s\n' "$not_enabled" "$samples"
 	printf 'hotplug events (followed by the scheduler)\t%s (%s; %s)\n' "$(count "$T/hotplug.ok")" "${followed:-?}" "$HOTPLUG"
-	printf 'switches (last generation)\t%s (%s)\n' "$(hammer_figure ok "$T/switch.out")" "${generation:-?}"
+	printf 'switches (last generation; pause ms)\t%s (%s; %s)\n' "$(hammer_figure ok "$T/switch.out")" "${generation:-?}" "$SWITCH_MS"
 	printf 'socket requests answered: hammer, CLI and /metrics\t%s, %s\n' "$(hammer_figure ok "$T/requests.out")" "$(count "$T/cli.ok")"
 	printf 'affinity moves (refused by the kernel)\t%s (%s)\n' "$(count "$T/churn.ok")" "$(count "$T/churn.refused")"
 	printf 'hackbench runs\t%s\n' "$(count "$T/hackbench.ok")"

@@ -9,6 +9,8 @@
 # found one; the input can be replayed with `FUZZER INPUT`.
 set -euo pipefail
 fuzzer=$1 seeds=$2 work=$3 seconds=$4 runs=${5:-0}
+[[ $seconds =~ ^[1-9][0-9]*$ && $runs =~ ^(0|[1-9][0-9]*)$ ]] ||
+	{ echo "run-fuzzer: SECONDS must be positive and RUNS a number, not '$seconds' and '$runs'" >&2; exit 2; }
 limit=(-max_total_time="$seconds")
 [[ $runs -gt 0 ]] && limit=(-runs="$runs")
 [[ -x $fuzzer ]] || { echo "run-fuzzer: no $fuzzer: configure the sanitized build (scripts/fuzz --build-only)" >&2; exit 1; }

@@ -62,8 +62,17 @@ FORKER=${LOEHLE_BUILD_DIR:-build}/loehle-forker
 fork_picks_of() {
 	before=$(gen_fork_picks "$1")
 	"$FORKER" 0 300 || fail "loehle-forker failed ($2)"
-	PICKS=$(echo "$before $(gen_fork_picks "$1")" |
-		awk '{ n = NF / 2; for (i = 1; i <= n; i++) printf "%s%d", (i > 1 ? " " : ""), $(n + i) - $i; print "" }')
+	after=$(gen_fork_picks "$1")
+	PICKS=$(echo "$before $after" | awk 'NF != 16 { exit 1 }
+		{ for (i = 1; i <= 8; i++) printf "%s%d", (i > 1 ? " " : ""), $(8 + i) - $i; print "" }') ||
+		fail "generation $1's fork picks per CPU, before [$before] and after [$after], are not 8 counts each ($2)"
+}
+
+# on_tied PICKS: exit 0 when at least 270 of the 300 forks went to the
+# idle CPUs 1 3 5 7 (a busy CPU takes a fork only when a claim was lost
+# and given up).
+on_tied() {
+	echo "$1" | awk '{ exit !($2 + $4 + $6 + $8 >= 270) }'
 }
 
 case_flat_seed000_default_config() {
@@ -78,11 +87,11 @@ case_flat_seed000_default_config() {
 	"$SCHED" ctl set --smt=idle-core --policy=first >/dev/null || fail "ctl set --policy=first failed"
 	fork_picks_of 3 "first"; p3=$PICKS
 	stop_hogs
-	pin_everything_to 0-7
 	for g in 1 2 3; do
 		eval "picks=\$p$g"
 		eval "x$g=\"\$(echo \"\$picks\" | chi_square '1 3 5 7')\""
 		echo "generation $g: 300 forks, picks [$picks], chi-square/total over 1 3 5 7: $(eval echo \$x$g)"
+		on_tied "$picks" || fail "generation $g put more than 30 of 300 forks on busy CPUs: [$picks]"
 	done
 	echo "$x1" | is_uniform || fail "default config (reservoir, idle-core): fork picks not uniform over the tied CPUs: [$p1]"
 	echo "$x2" | is_uniform || fail "reservoir, smt off: fork picks not uniform: [$p2]"

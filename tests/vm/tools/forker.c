@@ -6,7 +6,9 @@
  *
  * Runs on HOME_CPU only and FORKS times forks a child that exits at once,
  * then reaps it. A count rather than a duration, so that a test's sample
- * size does not depend on how fast the guest runs. Each child is placed by the
+ * size does not depend on how fast the guest runs. Fails when more than a
+ * tenth of the forks were made away from HOME_CPU (the parent was moved
+ * while its mask was wide), since those would bias the counts again. Each child is placed by the
  * scheduler's fork path (select_cpu with SCX_WAKE_FORK) with every online
  * CPU allowed: the parent widens its own mask just before fork(), since the
  * child inherits it, and narrows it again just after. A stress-ng --fork
@@ -35,7 +37,7 @@ static int set_mask(const cpu_set_t *mask, const char *what)
 int main(int argc, char **argv)
 {
 	cpu_set_t home, everywhere;
-	long home_cpu, forks, cpu, ncpus, i;
+	long home_cpu, forks, cpu, ncpus, i, away = 0;
 	char *end;
 	pid_t child;
 
@@ -45,12 +47,12 @@ int main(int argc, char **argv)
 	}
 	ncpus = sysconf(_SC_NPROCESSORS_CONF);
 	home_cpu = strtol(argv[1], &end, 10);
-	if (*end || home_cpu < 0 || home_cpu >= ncpus || home_cpu >= CPU_SETSIZE) {
+	if (!*argv[1] || *end || home_cpu < 0 || home_cpu >= ncpus || home_cpu >= CPU_SETSIZE) {
 		fprintf(stderr, "%s: HOME_CPU must be 0..%ld, not %s\n", argv[0], ncpus - 1, argv[1]);
 		return 2;
 	}
 	forks = strtol(argv[2], &end, 10);
-	if (*end || forks < 1 || forks > 100000000) {
+	if (!*argv[2] || *end || forks < 1 || forks > 100000000) {
 		fprintf(stderr, "%s: FORKS must be 1..100000000, not %s\n", argv[0], argv[2]);
 		return 2;
 	}
@@ -65,6 +67,8 @@ int main(int argc, char **argv)
 		/* Widening the mask of a running task never moves it. */
 		if (set_mask(&everywhere, "sched_setaffinity(all)"))
 			return 1;
+		if (sched_getcpu() != home_cpu)
+			away++;
 		child = fork();
 		if (child == 0)
 			_exit(0);
@@ -76,6 +80,11 @@ int main(int argc, char **argv)
 		}
 		while (waitpid(child, NULL, 0) < 0 && errno == EINTR)
 			;
+	}
+	if (away * 10 > forks) {
+		fprintf(stderr, "%s: %ld of %ld forks were made away from CPU %ld\n", argv[0], away, forks,
+			home_cpu);
+		return 1;
 	}
 	return 0;
 }
