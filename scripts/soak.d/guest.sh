@@ -163,13 +163,26 @@ LOOPS="$LOOPS $!"
 # beside it, the CLI, /metrics and top in a loop.
 "$HAMMER" "$SOCK" requests "$SECS" 200 >"$T/requests.out" 2>"$T/requests.err" &
 REQUESTER=$!
+# A CLI request that finds the daemon late (its 3 s reply timeout, or
+# /metrics' 503 before the loop has published a snapshot) is tried once
+# more and counted as late; only a second failure, or any other error, is
+# a failure. The whole guest runs on one emulated host core here, and
+# twice in a row (CI and a 10-minute run) 2 requests in a run waited past
+# 3 s while the hammer's open connection got every answer.
 request() {
 	_name=$1; shift
-	if "$@" >/dev/null 2>>"$T/cli.err"; then
+	if "$@" >/dev/null 2>"$T/cli.last"; then
 		echo >>"$T/cli.ok"
-	else
-		echo "$_name" >>"$T/cli.failed"
+		return
 	fi
+	cat "$T/cli.last" >>"$T/cli.err"
+	if grep -q -e 'no reply from .* within' -e '503 Service Unavailable' "$T/cli.last" &&
+		"$@" >/dev/null 2>>"$T/cli.err"; then
+		echo "$_name" >>"$T/cli.late"
+		echo >>"$T/cli.ok"
+		return
+	fi
+	echo "$_name" >>"$T/cli.failed"
 }
 cli() {
 	while running; do
@@ -255,6 +268,7 @@ fi
 	printf 'hotplug events (followed by the scheduler)\t%s (%s; %s)\n' "$(count "$T/hotplug.ok")" "${followed:-?}" "$HOTPLUG"
 	printf 'switches (last generation; pause ms)\t%s (%s; %s)\n' "$(hammer_figure ok "$T/switch.out")" "${generation:-?}" "$SWITCH_MS"
 	printf 'socket requests answered: hammer, CLI and /metrics\t%s, %s\n' "$(hammer_figure ok "$T/requests.out")" "$(count "$T/cli.ok")"
+	printf 'CLI and /metrics requests answered only when retried\t%s\n' "$(count "$T/cli.late")"
 	printf 'affinity moves (refused by the kernel)\t%s (%s)\n' "$(count "$T/churn.ok")" "$(count "$T/churn.refused")"
 	printf 'hackbench runs\t%s\n' "$(count "$T/hackbench.ok")"
 	printf 'wakeup runs\t%s\n' "$(count "$T/wakeups.ok")"
