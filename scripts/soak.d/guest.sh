@@ -21,6 +21,9 @@
 #   socket hammering  stats, get and a malformed line on one connection
 #                     (loehle-hammer), and ctl stats, ctl get, /metrics and
 #                     top --once in a loop
+# The switch marathon (SOAK_SWITCHES=N > 0): N switches, then the run ends
+# (SOAK_MINUTES is then its time bound); no scx CI load, hackbench or
+# affinity churn, the rest as above; the warm-up is the first 60 s.
 # Watched every second: /sys/kernel/sched_ext/state, the daemon's RSS.
 # Pass: the state never leaves `enabled`, the kernel log has no "disabled",
 # stall, BUG or WARNING line, every workload ends with status 0, every
@@ -38,6 +41,7 @@ SOCK=/run/scx_loehle.sock
 OUT=${SOAK_OUT:-/out}
 MINUTES=${SOAK_MINUTES:-10}
 SWITCH_MS=${SOAK_SWITCH_MS:-100}
+SWITCHES=${SOAK_SWITCHES:-0}
 SECS=$((MINUTES * 60))
 NCPUS=$(nproc)
 METRICS=127.0.0.1:9464
@@ -66,13 +70,24 @@ END=$((START + SECS))
 # have their full size, which takes 60-130 s at this load's 1.5-2
 # switches a second: the warm-up is the first two thirds of the run.
 WARM=$((SECS * 2 / 3))
-running() { [ "$(now)" -lt "$END" ]; }
-log "scheduler $SCHED_PID up; soaking $MINUTES min on $NCPUS CPUs ($(uname -r))"
+# The marathon fills the kept generations within seconds (about 500
+# switches a second without scx CI's load).
+[ "$SWITCHES" -gt 0 ] && WARM=60
+# Until the time is up, or (marathon) the switches are done.
+running() { [ "$(now)" -lt "$END" ] && [ ! -e "$T/switch.done" ]; }
+if [ "$SWITCHES" -gt 0 ]; then
+	log "scheduler $SCHED_PID up; $SWITCHES switches within $MINUTES min on $NCPUS CPUs ($(uname -r))"
+else
+	log "scheduler $SCHED_PID up; soaking $MINUTES min on $NCPUS CPUs ($(uname -r))"
+fi
 
 # ---- load -----------------------------------------------------------------
-stress-ng -c "$NCPUS" -f "$NCPUS" --aggressive -M --affinity 1 --affinity-delay 1 \
-	--affinity-pin -t "${SECS}s" >"$T/stress.log" 2>&1 &
-STRESS=$!
+STRESS=''
+if [ "$SWITCHES" -eq 0 ]; then
+	stress-ng -c "$NCPUS" -f "$NCPUS" --aggressive -M --affinity 1 --affinity-delay 1 \
+		--affinity-pin -t "${SECS}s" >"$T/stress.log" 2>&1 &
+	STRESS=$!
+fi
 IDLE_N=$((NCPUS / 4)); [ "$IDLE_N" -gt 0 ] || IDLE_N=1
 chrt --idle 0 stress-ng --cpu "$IDLE_N" --cpu-method int64 \
 	-t "${SECS}s" --quiet >"$T/idle-hogs.log" 2>&1 &
@@ -89,16 +104,28 @@ loop() {
 		fi
 	done
 }
-loop hackbench hackbench -g 2 -f 10 -l 100 &
-LOOPS=$!
 loop wakeups "$WAKELAT" 1000 500 &
-LOOPS="$LOOPS $!"
+LOOPS=$!
+if [ -n "$STRESS" ]; then
+	loop hackbench hackbench -g 2 -f 10 -l 100 &
+	LOOPS="$LOOPS $!"
+fi
 
 # ---- faults ---------------------------------------------------------------
 # A spawn of the CLI takes a few hundred ms under TCG: loehle-hammer keeps
 # one connection open and switches every SWITCH_MS ms, cycling every policy,
 # SCHED_IDLE mode, SMT mode, slice, claim-retry count and sample rate.
-"$HAMMER" "$SOCK" switch "$SECS" "$SWITCH_MS" >"$T/switch.out" 2>"$T/switch.err" &
+# The marathon ends when the switcher does (switch.done).
+{
+	if [ "$SWITCHES" -gt 0 ]; then
+		"$HAMMER" "$SOCK" switch "$SECS" "$SWITCH_MS" "$SWITCHES"
+	else
+		"$HAMMER" "$SOCK" switch "$SECS" "$SWITCH_MS"
+	fi >"$T/switch.out" 2>"$T/switch.err"
+	rc=$?
+	: >"$T/switch.done"
+	exit "$rc"
+} &
 SWITCHER=$!
 
 hotplug() {
@@ -154,8 +181,10 @@ churn() {
 		sleep 0.2
 	done
 }
-churn &
-LOOPS="$LOOPS $!"
+if [ -n "$STRESS" ]; then
+	churn &
+	LOOPS="$LOOPS $!"
+fi
 
 # stats, get and a malformed line in turn on one connection, 200 ms after
 # each reply (back to back, the stats replies alone kept the daemon so busy
@@ -212,6 +241,7 @@ while running; do
 	fi
 	sleep 1
 done
+ran_s=$(($(now) - START))
 rss_end=${rss:-0}
 rss_start=$(awk 'NR == 1 { print $2 }' "$OUT/rss.tsv")
 
@@ -219,8 +249,14 @@ rss_start=$(awk 'NR == 1 { print $2 }' "$OUT/rss.tsv")
 for p in $LOOPS; do wait "$p" 2>/dev/null; done
 wait "$SWITCHER" || fail "switches: $(cat "$T/switch.out") ($(head -n 2 "$T/switch.err" | tr '\n' '|'))"
 wait "$REQUESTER" || fail "requests: $(cat "$T/requests.out") ($(head -n 2 "$T/requests.err" | tr '\n' '|'))"
-wait "$STRESS"; rc=$?
-[ "$rc" -eq 0 ] || fail "scx CI's stress-ng load exited with status $rc ($(tail -n 2 "$T/stress.log" | tr '\n' '|'))"
+if [ -n "$STRESS" ]; then
+	wait "$STRESS"; rc=$?
+	[ "$rc" -eq 0 ] || fail "scx CI's stress-ng load exited with status $rc ($(tail -n 2 "$T/stress.log" | tr '\n' '|'))"
+else
+	# The marathon ended before the hogs' time: stress-ng ends on SIGINT
+	# with status 0 when its workers do.
+	kill -INT "$IDLE_HOGS" 2>/dev/null
+fi
 wait "$IDLE_HOGS"; rc=$?
 [ "$rc" -eq 0 ] || fail "the SCHED_IDLE hogs exited with status $rc"
 for f in /sys/devices/system/cpu/cpu*/online; do
@@ -242,7 +278,9 @@ stalls=$(dmesg | grep -c 'runnable task stall')
 [ -z "$kernel_log" ] || fail "kernel log: $(echo "$kernel_log" | head -n 3 | tr '\n' '|')"
 [ "$not_enabled" -eq 0 ] || fail "state not enabled in $not_enabled of $samples samples"
 grep -q restarted "$T/sched.log" && fail "the scheduler reloaded: $(grep restarted "$T/sched.log" | head -n 1)"
-for w in hackbench wakeups; do
+workloads=wakeups
+[ -n "$STRESS" ] && workloads="hackbench wakeups"
+for w in $workloads; do
 	[ "$(count "$T/$w.failed")" -eq 0 ] || fail "$w failed $(count "$T/$w.failed") of $(( $(count "$T/$w.ok") + $(count "$T/$w.failed") )) runs: $(head -n 2 "$T/$w.err" | tr '\n' '|')"
 	[ "$(count "$T/$w.ok")" -gt 0 ] || fail "$w never completed a run"
 done
@@ -259,7 +297,11 @@ fi
 
 # One figure per line: the host prints the table.
 {
-	printf 'minutes\t%s\n' "$MINUTES"
+	if [ "$SWITCHES" -gt 0 ]; then
+		printf 'marathon: seconds for %s switches, without scx CI load (bound)\t%s (%s min)\n' "$SWITCHES" "$ran_s" "$MINUTES"
+	else
+		printf 'minutes\t%s\n' "$MINUTES"
+	fi
 	printf 'kernel\t%s\n' "$(uname -r)"
 	printf 'cpus\t%s\n' "$NCPUS"
 	printf 'ejections\t%s\n' "$ejections"

@@ -5,10 +5,11 @@
  * (tests/vm/cases/observability.sh). A process spawn per request takes a
  * few hundred ms under TCG; this keeps connections open instead.
  *
- *   loehle-hammer SOCKET switch SECONDS INTERVAL_MS
+ *   loehle-hammer SOCKET switch SECONDS INTERVAL_MS [COUNT]
  *       one connection; a `set` every INTERVAL_MS (0: each as soon as the
  *       previous one is answered), cycling policy, SCHED_IDLE mode, SMT
- *       mode, slice, claim retries and sample rate
+ *       mode, slice, claim retries and sample rate; with COUNT, stops
+ *       after COUNT sets and fails if SECONDS ran out first
  *   loehle-hammer SOCKET requests SECONDS [PAUSE_MS]
  *       one connection; stats, get and a malformed line in turn, each sent
  *       PAUSE_MS (default 0) after the previous reply came
@@ -219,10 +220,11 @@ typedef void (*judge_fn)(struct conn *, const char *);
 /*
  * One connection: lines[0], lines[1], ... in turn, each sent once the
  * previous one's reply came and judged by judges[i], pause_ms apart, for
- * `seconds`.
+ * `seconds`, or until `limit` lines were sent (0: no limit; reaching it is
+ * then the goal, and running out of time first a failure).
  */
 static int run_in_turn(double seconds, const char *const *lines,
-		       const judge_fn *judges, int n, long pause_ms)
+		       const judge_fn *judges, int n, long pause_ms, long limit)
 {
 	struct timespec pause = { pause_ms / 1000, (pause_ms % 1000) * 1000000L };
 	double end = now_s() + seconds;
@@ -231,8 +233,18 @@ static int run_in_turn(double seconds, const char *const *lines,
 
 	if (open_conn(&c) < 0)
 		return -1;
-	while (now_s() < end) {
-		int k = i++ % n;
+	while (limit == 0 || i < limit) {
+		int k;
+
+		if (now_s() >= end) {
+			if (limit == 0)
+				break;
+			fprintf(stderr, "loehle-hammer: time ran out after %ld of %ld requests\n",
+				i, limit);
+			finish(&c);
+			return -1;
+		}
+		k = i++ % n;
 
 		if (send_line(&c, lines[k]) < 0 || await_reply(&c, judges[k]) < 0) {
 			fprintf(stderr, "loehle-hammer: the connection ended after %ld requests\n", i);
@@ -246,14 +258,14 @@ static int run_in_turn(double seconds, const char *const *lines,
 	return 0;
 }
 
-static int run_switch(double seconds, long interval_ms)
+static int run_switch(double seconds, long interval_ms, long count)
 {
 	static const judge_fn judges[6] = {
 		judge_well_formed, judge_well_formed, judge_well_formed,
 		judge_well_formed, judge_well_formed, judge_well_formed,
 	};
 
-	return run_in_turn(seconds, settings, judges, 6, interval_ms);
+	return run_in_turn(seconds, settings, judges, 6, interval_ms, count);
 }
 
 static int run_requests(double seconds, long pause_ms)
@@ -265,7 +277,7 @@ static int run_requests(double seconds, long pause_ms)
 		judge_well_formed, judge_well_formed, judge_malformed,
 	};
 
-	return run_in_turn(seconds, lines, judges, 3, pause_ms);
+	return run_in_turn(seconds, lines, judges, 3, pause_ms, 0);
 }
 
 static int run_clients(double seconds, int n, long requests)
@@ -438,8 +450,9 @@ int main(int argc, char **argv)
 	sock_path = argv[1];
 	mode = argv[2];
 	seconds = number(argv[3], 1, 86400);
-	if (!strcmp(mode, "switch") && argc == 5)
-		rc = run_switch(seconds, number(argv[4], 0, 60000));
+	if (!strcmp(mode, "switch") && (argc == 5 || argc == 6))
+		rc = run_switch(seconds, number(argv[4], 0, 60000),
+				argc == 6 ? number(argv[5], 1, 100000000) : 0);
 	else if (!strcmp(mode, "requests") && (argc == 4 || argc == 5))
 		rc = run_requests(seconds, argc == 5 ? number(argv[4], 0, 60000) : 0);
 	else if (!strcmp(mode, "clients") && argc == 6)
