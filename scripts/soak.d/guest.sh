@@ -237,7 +237,7 @@ while running; do
 	printf '%s\t%s\t%s\n' "$t" "${rss:-0}" "$s" >>"$OUT/rss.tsv"
 	[ -z "$rss_warm" ] && [ "$t" -ge "$WARM" ] && rss_warm=$rss
 	if [ $((samples % 30)) -eq 0 ]; then
-		log "${t}s: state $s, daemon RSS ${rss:-?} kB, $(count "$T/hotplug.ok") hotplug events, $(count "$T/hackbench.ok") hackbench runs"
+		log "${t}s: state $s, daemon RSS ${rss:-?} kB, $(count "$T/hotplug.ok") hotplug events, $(count "$T/hackbench.ok") hackbench and $(count "$T/wakeups.ok") wakeup runs"
 	fi
 	sleep 1
 done
