@@ -42,6 +42,8 @@ OUT=${SOAK_OUT:-/out}
 MINUTES=${SOAK_MINUTES:-10}
 SWITCH_MS=${SOAK_SWITCH_MS:-100}
 SWITCHES=${SOAK_SWITCHES:-0}
+# The switch marathon leaves out scx CI's load and what rides on it.
+marathon() { [ "$SWITCHES" -gt 0 ]; }
 SECS=$((MINUTES * 60))
 NCPUS=$(nproc)
 METRICS=127.0.0.1:9464
@@ -72,18 +74,17 @@ END=$((START + SECS))
 WARM=$((SECS * 2 / 3))
 # The marathon fills the kept generations within seconds (about 500
 # switches a second without scx CI's load).
-[ "$SWITCHES" -gt 0 ] && WARM=60
+marathon && WARM=60
 # Until the time is up, or (marathon) the switches are done.
 running() { [ "$(now)" -lt "$END" ] && [ ! -e "$T/switch.done" ]; }
-if [ "$SWITCHES" -gt 0 ]; then
+if marathon; then
 	log "scheduler $SCHED_PID up; $SWITCHES switches within $MINUTES min on $NCPUS CPUs ($(uname -r))"
 else
 	log "scheduler $SCHED_PID up; soaking $MINUTES min on $NCPUS CPUs ($(uname -r))"
 fi
 
 # ---- load -----------------------------------------------------------------
-STRESS=''
-if [ "$SWITCHES" -eq 0 ]; then
+if ! marathon; then
 	stress-ng -c "$NCPUS" -f "$NCPUS" --aggressive -M --affinity 1 --affinity-delay 1 \
 		--affinity-pin -t "${SECS}s" >"$T/stress.log" 2>&1 &
 	STRESS=$!
@@ -106,7 +107,7 @@ loop() {
 }
 loop wakeups "$WAKELAT" 1000 500 &
 LOOPS=$!
-if [ -n "$STRESS" ]; then
+if ! marathon; then
 	loop hackbench hackbench -g 2 -f 10 -l 100 &
 	LOOPS="$LOOPS $!"
 fi
@@ -117,11 +118,7 @@ fi
 # SCHED_IDLE mode, SMT mode, slice, claim-retry count and sample rate.
 # The marathon ends when the switcher does (switch.done).
 {
-	if [ "$SWITCHES" -gt 0 ]; then
-		"$HAMMER" "$SOCK" switch "$SECS" "$SWITCH_MS" "$SWITCHES"
-	else
-		"$HAMMER" "$SOCK" switch "$SECS" "$SWITCH_MS"
-	fi >"$T/switch.out" 2>"$T/switch.err"
+	"$HAMMER" "$SOCK" switch "$SECS" "$SWITCH_MS" "$SWITCHES" >"$T/switch.out" 2>"$T/switch.err"
 	rc=$?
 	: >"$T/switch.done"
 	exit "$rc"
@@ -181,7 +178,7 @@ churn() {
 		sleep 0.2
 	done
 }
-if [ -n "$STRESS" ]; then
+if ! marathon; then
 	churn &
 	LOOPS="$LOOPS $!"
 fi
@@ -249,7 +246,7 @@ rss_start=$(awk 'NR == 1 { print $2 }' "$OUT/rss.tsv")
 for p in $LOOPS; do wait "$p" 2>/dev/null; done
 wait "$SWITCHER" || fail "switches: $(cat "$T/switch.out") ($(head -n 2 "$T/switch.err" | tr '\n' '|'))"
 wait "$REQUESTER" || fail "requests: $(cat "$T/requests.out") ($(head -n 2 "$T/requests.err" | tr '\n' '|'))"
-if [ -n "$STRESS" ]; then
+if ! marathon; then
 	wait "$STRESS"; rc=$?
 	[ "$rc" -eq 0 ] || fail "scx CI's stress-ng load exited with status $rc ($(tail -n 2 "$T/stress.log" | tr '\n' '|'))"
 else
@@ -278,8 +275,8 @@ stalls=$(dmesg | grep -c 'runnable task stall')
 [ -z "$kernel_log" ] || fail "kernel log: $(echo "$kernel_log" | head -n 3 | tr '\n' '|')"
 [ "$not_enabled" -eq 0 ] || fail "state not enabled in $not_enabled of $samples samples"
 grep -q restarted "$T/sched.log" && fail "the scheduler reloaded: $(grep restarted "$T/sched.log" | head -n 1)"
-workloads=wakeups
-[ -n "$STRESS" ] && workloads="hackbench wakeups"
+workloads="hackbench wakeups"
+marathon && workloads=wakeups
 for w in $workloads; do
 	[ "$(count "$T/$w.failed")" -eq 0 ] || fail "$w failed $(count "$T/$w.failed") of $(( $(count "$T/$w.ok") + $(count "$T/$w.failed") )) runs: $(head -n 2 "$T/$w.err" | tr '\n' '|')"
 	[ "$(count "$T/$w.ok")" -gt 0 ] || fail "$w never completed a run"
@@ -297,7 +294,7 @@ fi
 
 # One figure per line: the host prints the table.
 {
-	if [ "$SWITCHES" -gt 0 ]; then
+	if marathon; then
 		printf 'marathon: seconds for %s switches, without scx CI load (bound)\t%s (%s min)\n' "$SWITCHES" "$ran_s" "$MINUTES"
 	else
 		printf 'minutes\t%s\n' "$MINUTES"

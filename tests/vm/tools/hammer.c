@@ -8,8 +8,8 @@
  *   loehle-hammer SOCKET switch SECONDS INTERVAL_MS [COUNT]
  *       one connection; a `set` every INTERVAL_MS (0: each as soon as the
  *       previous one is answered), cycling policy, SCHED_IDLE mode, SMT
- *       mode, slice, claim retries and sample rate; with COUNT, stops
- *       after COUNT sets and fails if SECONDS ran out first
+ *       mode, slice, claim retries and sample rate; with COUNT > 0, stops
+ *       after COUNT sets and fails if SECONDS ran out first (0: no limit)
  *   loehle-hammer SOCKET requests SECONDS [PAUSE_MS]
  *       one connection; stats, get and a malformed line in turn, each sent
  *       PAUSE_MS (default 0) after the previous reply came
@@ -452,7 +452,7 @@ int main(int argc, char **argv)
 	seconds = number(argv[3], 1, 86400);
 	if (!strcmp(mode, "switch") && (argc == 5 || argc == 6))
 		rc = run_switch(seconds, number(argv[4], 0, 60000),
-				argc == 6 ? number(argv[5], 1, 100000000) : 0);
+				argc == 6 ? number(argv[5], 0, 100000000) : 0);
 	else if (!strcmp(mode, "requests") && (argc == 4 || argc == 5))
 		rc = run_requests(seconds, argc == 5 ? number(argv[4], 0, 60000) : 0);
 	else if (!strcmp(mode, "clients") && argc == 6)
