@@ -238,6 +238,17 @@ struct {
 } llc_idle_run SEC(".maps");
 
 /*
+ * When each LLC's oldest deferred wake of displaced idle work began, 0 for
+ * none (loehle/queue.h, "Displaced idle work").
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, LOEHLE_MAX_LLCS);
+	__type(key, u32);
+	__type(value, u64);
+} llc_idle_wake SEC(".maps");
+
+/*
  * Cpumasks made in init: one per LLC, and at LOEHLE_IDLE_WORK_MASK the CPUs
  * running idle work of ours (bits flip only when loehle_si_runs_idle_work()
  * changes). Read under the RCU protection every non-sleepable callback has.
@@ -1220,6 +1231,68 @@ static __always_inline void preempt_idle_work(struct loehle_stats *st,
 	stat_add(st, LOEHLE_STAT_SCHED_IDLE_PREEMPT, 1);
 }
 
+/*
+ * Idle work queued in its LLC's idle queue: displaced from this CPU by
+ * normal work this CPU runs next? Then no idle CPU is woken for it yet; the
+ * LLC's deferral is stamped unless an older one is pending (loehle/queue.h).
+ */
+static __always_inline bool defer_idle_wake(s32 cpu, u32 llc, u64 enq_flags,
+					    u64 slice_left)
+{
+	s32 next = scx_bpf_dsq_nr_queued(SCX_DSQ_LOCAL);
+	u64 *since;
+
+	if (!loehle_defer_idle_wake(1, !!(enq_flags & SCX_ENQ_WAKEUP),
+				    slice_left,
+				    cpu == (s32)bpf_get_smp_processor_id(),
+				    next > 0 ? next : 0))
+		return false;
+	since = bpf_map_lookup_elem(&llc_idle_wake, &llc);
+	if (!since)
+		return false;
+	if (!*since)
+		__sync_val_compare_and_swap(since, 0, scx_bpf_now());
+	return true;
+}
+
+/*
+ * The deferred wake: an LLC's displaced idle work still waits after the
+ * delay (or `now_anyway`: a higher class took one of the LLC's CPUs), so
+ * wake an idle CPU for it, one of the LLC's first, else any (dispatch
+ * reaches other LLCs' idle queues too). One CPU acts on a deferral: the
+ * one whose compare-and-swap clears the stamp.
+ */
+static __always_inline void wake_for_idle_work(u32 llc, bool now_anyway)
+{
+	u64 *since = bpf_map_lookup_elem(&llc_idle_wake, &llc);
+	const struct cpumask *mask;
+	u64 seen;
+	s32 cpu = -1;
+
+	if (!since)
+		return;
+	seen = *since;
+	if (!seen || (!now_anyway && !loehle_idle_wake_due(scx_bpf_now(), seen)))
+		return;
+	if (__sync_val_compare_and_swap(since, seen, 0) != seen)
+		return;
+	/* Its own CPU took it back meanwhile: the usual case. */
+	if (scx_bpf_dsq_nr_queued(IDLE_DSQ(llc)) <= 0)
+		return;
+	mask = cpumask_at(LLC_IDX(llc));
+	if (mask)
+		cpu = scx_bpf_pick_idle_cpu(mask, 0);
+	if (cpu < 0) {
+		mask = scx_bpf_get_idle_cpumask();
+		cpu = scx_bpf_pick_idle_cpu(mask, 0);
+		scx_bpf_put_idle_cpumask(mask);
+	}
+	if (cpu < 0)
+		return;
+	scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
+	stat_now(LOEHLE_STAT_IDLE_WAKE_LATE);
+}
+
 void LOEHLE_STRUCT_OPS(loehle_enqueue, struct task_struct *p, u64 enq_flags)
 {
 	struct loehle_config cfg;
@@ -1227,6 +1300,8 @@ void LOEHLE_STRUCT_OPS(loehle_enqueue, struct task_struct *p, u64 enq_flags)
 	s32 cpu = scx_bpf_task_cpu(p), idle;
 	u32 llc = cpu_llc(cpu), dsq = queue_of(p, llc);
 	u64 vtime = p->scx.dsq_vtime;
+	/* Read before the insert, which (on 6.18) sets a new slice. */
+	u64 slice_left = p->scx.slice;
 
 	read_config(&cfg);
 	st = stats_for(cfg.generation);
@@ -1281,6 +1356,11 @@ void LOEHLE_STRUCT_OPS(loehle_enqueue, struct task_struct *p, u64 enq_flags)
 	if (scx_bpf_test_and_clear_cpu_idle(cpu)) {
 		scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
 		stat_add(st, LOEHLE_STAT_KICK, 1);
+		return;
+	}
+	/* Displaced idle work waits for its own CPU first (loehle/queue.h). */
+	if (dsq != llc && defer_idle_wake(cpu, llc, enq_flags, slice_left)) {
+		stat_add(st, LOEHLE_STAT_IDLE_WAKE_DEFERRED, 1);
 		return;
 	}
 	/*
@@ -1437,6 +1517,8 @@ void LOEHLE_STRUCT_OPS(loehle_tick, struct task_struct *p)
 	bool was;
 	u32 scope;
 
+	/* A busy CPU's tick is where displaced idle work's wake comes due. */
+	wake_for_idle_work(cpu_llc(cpu), false);
 	if (!cs || cs->si.running == LOEHLE_RUN_NONE)
 		return;
 	scope = config_scope();
@@ -1486,6 +1568,8 @@ void LOEHLE_STRUCT_OPS(loehle_cpu_release, s32 cpu,
 		cs->running_weight = 0;
 	}
 	stat_now(LOEHLE_STAT_CPU_RELEASE);
+	/* That CPU's ticks stop being ours: no deferred wake waits for them. */
+	wake_for_idle_work(cpu_llc(cpu), true);
 	loehle_reenqueue_local();
 }
 

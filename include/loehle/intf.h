@@ -127,6 +127,8 @@ enum loehle_stat {
 	LOEHLE_STAT_IDLE_TURN,		/* idle work dispatched by its allowance */
 	LOEHLE_STAT_SI_REFUSED,		/* sched-idle CPU the wakee may not preempt (hierarchy) */
 	LOEHLE_STAT_SI_NO_PREEMPT,	/* put on a sched-idle CPU without preempting it */
+	LOEHLE_STAT_IDLE_WAKE_DEFERRED,	/* displaced idle work queued, no idle CPU woken yet */
+	LOEHLE_STAT_IDLE_WAKE_LATE,	/* an idle CPU woken for displaced idle work that still waited */
 	LOEHLE_STAT_EVENTS,
 	LOEHLE_STAT_EVENT_DROPS,
 	LOEHLE_NR_STATS,

@@ -37,6 +37,25 @@
  * Preemption (loehle_preempt_for): a normal task that is queued because no
  * CPU was idle takes a CPU that runs idle work at once, its own first. The
  * preempted idle task keeps its place among idle work (loehle/vtime.h).
+ *
+ * Displaced idle work (loehle_defer_idle_wake, loehle_idle_wake_due): idle
+ * work that leaves its CPU to normal work (preempted, or passed over at its
+ * slice end) goes back to its LLC's idle queue, and no idle CPU is woken
+ * for it at once. Waking one at once moved the idle work onto the CPUs
+ * short normal wakeups were about to take: a wakee the hierarchy rule
+ * forbids to preempt it then found its LLC busy and queued (the scope
+ * bench: p99 1.1-2.1x `task`'s; Documentation/benchmarks.md). Instead the
+ * idle task waits for its own CPU, which takes it back as soon as the
+ * normal work there stops (dispatch step 4), and an idle CPU is woken for
+ * it only when it still waits LOEHLE_IDLE_WAKE_DELAY_NS later, at the next
+ * tick of a CPU of that LLC. That is the kernel's own behaviour for a
+ * preempted SCHED_IDLE task: it stays on its runqueue, and an idle CPU
+ * pulls it at the nohz idle balance that a busy CPU's tick starts. Only
+ * when the displacing CPU has a task to run next (its local DSQ is not
+ * empty): that CPU then stays busy, so it ticks or dispatches again, and
+ * the idle task is never left queued beside idle CPUs with nobody to
+ * notice. A higher class taking that CPU (ops.cpu_release) wakes an idle
+ * CPU for it at once: an RT task has no ticks of ours.
  */
 #ifndef LOEHLE_QUEUE_H
 #define LOEHLE_QUEUE_H
@@ -56,6 +75,14 @@
  * n * 4 slices (a thousand tasks: 20 s, still under the 30 s watchdog).
  */
 #define LOEHLE_IDLE_TURN_MIN_SLICES 4
+
+/*
+ * How long displaced idle work waits for its own CPU before an idle CPU is
+ * woken for it. Checked at ticks, so the wake comes at the first tick of a
+ * CPU of its LLC after this (HZ=250: within 1-5 ms); about what the
+ * kernel's nohz idle balance takes to pull a preempted SCHED_IDLE task.
+ */
+#define LOEHLE_IDLE_WAKE_DELAY_NS (1000ULL * 1000)
 
 enum loehle_dispatch_step {
 	LOEHLE_STEP_END		= 0,
@@ -145,6 +172,39 @@ static inline __s32 loehle_preempt_for(int task_idle_work, __s32 own_cpu,
 	if (own_runs_idle_work)
 		return own_cpu;
 	return llc_idle_work >= 0 ? llc_idle_work : -1;
+}
+
+/*
+ * A task was queued in its LLC's idle queue: is it displaced idle work
+ * whose wake is deferred (see the header comment)? Idle work (`idle_work`)
+ * that did not just wake up (`wakeup`), whose slice is gone (`slice_left`
+ * 0: preempted, or its slice ended), queued from its own CPU (`on_own_cpu`)
+ * while that CPU has a task to run next (`local_queued`). A waking idle
+ * task, a new one, or one sent back by a higher class with its slice left
+ * gets an idle CPU woken at once, as any queued task does.
+ */
+static inline int loehle_defer_idle_wake(int idle_work, int wakeup,
+					 __u64 slice_left, int on_own_cpu,
+					 __u32 local_queued)
+{
+	return idle_work && !wakeup && !slice_left && on_own_cpu &&
+	       local_queued > 0;
+}
+
+/*
+ * Is the deferred wake of an LLC's displaced idle work due at `now`? Its
+ * oldest deferral is stamped `pending_since` (0: none). The stamp comes
+ * from another CPU, whose clock may run a little ahead: a stamp in the
+ * future is a deferral that just began, unless it is further ahead than a
+ * second, which is garbage, and the wake is given.
+ */
+static inline int loehle_idle_wake_due(__u64 now, __u64 pending_since)
+{
+	if (!pending_since)
+		return 0;
+	if (now < pending_since)
+		return pending_since - now > 1000ULL * 1000 * 1000;
+	return now - pending_since >= LOEHLE_IDLE_WAKE_DELAY_NS;
 }
 
 /*

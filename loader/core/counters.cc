@@ -59,6 +59,10 @@ constexpr std::array<ScalarCounter, LOEHLE_NR_STATS - LOEHLE_STAT_CANDIDATES>
          "not preempt what runs there (hierarchy scope)"},
         {"sched_idle_no_preempt", "tasks",
          "wakees put on a sched-idle CPU without preempting its idle work"},
+        {"idle_wake_deferred", "tasks",
+         "idle work displaced by normal work, queued to wait for its own CPU"},
+        {"idle_wake_late", "kicks",
+         "idle CPUs woken for displaced idle work that still waited after the delay"},
         {"events", "events", "pick events submitted to the ring buffer"},
         {"event_drops", "events", "pick events lost: the ring buffer was full"},
     }};

@@ -146,3 +146,34 @@ TEST(QueuePreempt, NormalTaskTakesIdleWorkOwnCpuFirst) {
 }
 
 }  // namespace
+
+// Displaced idle work waits for its own CPU: only idle work that lost its
+// CPU (slice gone, not a wakeup) to a task that CPU runs next.
+TEST(QueueDeferIdleWake, OnlyIdleWorkDisplacedFromItsOwnBusyCpu) {
+  EXPECT_TRUE(loehle_defer_idle_wake(1, 0, 0, 1, 1));
+  EXPECT_FALSE(loehle_defer_idle_wake(0, 0, 0, 1, 1));  // normal work
+  EXPECT_FALSE(loehle_defer_idle_wake(1, 1, 0, 1, 1));  // a wakeup
+  EXPECT_FALSE(loehle_defer_idle_wake(1, 0, kSlice, 1, 1));  // new, or sent back
+  EXPECT_FALSE(loehle_defer_idle_wake(1, 0, 0, 0, 1));  // queued from elsewhere
+  // Its CPU has nothing next: it may be about to go idle, with no tick to
+  // wake anybody for the queued task.
+  EXPECT_FALSE(loehle_defer_idle_wake(1, 0, 0, 1, 0));
+}
+
+TEST(QueueIdleWakeDue, AfterTheDelayOnlyWhenPending) {
+  const uint64_t t = 1'000 * kMs;
+  EXPECT_FALSE(loehle_idle_wake_due(t, 0));
+  EXPECT_FALSE(loehle_idle_wake_due(t, t));
+  EXPECT_FALSE(loehle_idle_wake_due(t + LOEHLE_IDLE_WAKE_DELAY_NS - 1, t));
+  EXPECT_TRUE(loehle_idle_wake_due(t + LOEHLE_IDLE_WAKE_DELAY_NS, t));
+  EXPECT_TRUE(loehle_idle_wake_due(t + 10 * kSlice, t));
+}
+
+// A stamp from a CPU whose clock runs ahead is a deferral just begun; one
+// absurdly far ahead must not hold the wake back for ever.
+TEST(QueueIdleWakeDue, FutureStampsWaitUnlessGarbage) {
+  const uint64_t t = 1'000 * kMs;
+  EXPECT_FALSE(loehle_idle_wake_due(t, t + kMs));
+  EXPECT_FALSE(loehle_idle_wake_due(t, t + 1'000 * kMs));
+  EXPECT_TRUE(loehle_idle_wake_due(t, t + 1'000 * kMs + 1));
+}

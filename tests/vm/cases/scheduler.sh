@@ -438,6 +438,20 @@ case_sched_idle_progress() {
 	done
 }
 
+# first_child_or_fail PID WHAT: the first child of PID once it has one
+# (polled for 30 s: a SCHED_IDLE parent beside a normal hog on its only CPU
+# runs by idle work's allowance, one slice in 64, and stress-ng needs a
+# few of them to fork; 10 s was seen to be too short under TCG); else the
+# case fails, so call it as `x=$(...) || exit 1`.
+first_child_or_fail() {
+	_n=0
+	until [ -n "$(cat /proc/$1/task/$1/children 2>/dev/null)" ]; do
+		_n=$((_n + 1)); [ $_n -lt 300 ] || fail "$2 did not start its worker in 30 s"
+		sleep 0.1
+	done
+	awk '{ print $1 }' "/proc/$1/task/$1/children"
+}
+
 # Idle work yields on a CPU it shares with normal work: a normal hog and a
 # SCHED_IDLE hog pinned to CPU 3 (everything else pinned to CPU 0), 6 s.
 # The SCHED_IDLE hog runs only by its allowance there, one slice in 64
@@ -452,14 +466,8 @@ case_idle_work_yields_on_one_cpu() {
 	normal=$!
 	taskset -c 3 chrt --idle 0 stress-ng --cpu 1 --cpu-method int64 -t 30 --quiet &
 	idle=$!
-	n=0
-	until [ -n "$(cat /proc/$idle/task/$idle/children 2>/dev/null)" ] &&
-	      [ -n "$(cat /proc/$normal/task/$normal/children 2>/dev/null)" ]; do
-		n=$((n + 1)); [ $n -lt 100 ] || fail "the hogs' workers did not start"
-		sleep 0.1
-	done
-	iw=$(cat /proc/$idle/task/$idle/children | awk '{ print $1 }')
-	nw=$(cat /proc/$normal/task/$normal/children | awk '{ print $1 }')
+	nw=$(first_child_or_fail "$normal" "the normal hog") || exit 1
+	iw=$(first_child_or_fail "$idle" "the SCHED_IDLE hog") || exit 1
 	i0=$(cpu_ticks "$iw") n0=$(cpu_ticks "$nw")
 	sleep 6
 	i1=$(cpu_ticks "$iw") n1=$(cpu_ticks "$nw")
@@ -469,6 +477,43 @@ case_idle_work_yields_on_one_cpu() {
 	[ $((i1 - i0)) -gt 0 ] || fail "the SCHED_IDLE hog got no CPU in 6 s"
 	awk -v s="$share" 'BEGIN { exit !(s < 0.10) }' || fail "a SCHED_IDLE hog took $share of a CPU it shares with a normal hog"
 	expect_enabled "the shared CPU"
+	stop_sched
+}
+
+# Displaced idle work (loehle/queue.h): a SCHED_IDLE hog allowed on CPUs 2
+# and 3 runs on one of them, then a normal hog starts pinned to that very
+# CPU (everything else on CPU 0). The idle hog loses its CPU without an
+# idle CPU being woken for it (idle wakes deferred >= 1); the normal hog
+# keeps that CPU, so the deferred wake must move the idle hog to the other
+# one, idle all along (idle wakes late >= 1): over 6 s it gets at least
+# half the normal hog's CPU time. Without the late wake it would run only
+# by its allowance there, about 1.6% (the case above).
+case_idle_work_displaced_moves_late() {
+	start_sched
+	pin_everything_to 0
+	trap 'pin_everything_to 0-7' EXIT
+	taskset -c 2,3 chrt --idle 0 stress-ng --cpu 1 --cpu-method int64 -t 30 --quiet &
+	idle=$!
+	iw=$(first_child_or_fail "$idle" "the SCHED_IDLE hog") || exit 1
+	sleep 0.5
+	cpu=$(awk '{ print $39 }' "/proc/$iw/stat")
+	taskset -c "$cpu" stress-ng --cpu 1 --cpu-method int64 -t 30 --quiet &
+	normal=$!
+	nw=$(first_child_or_fail "$normal" "the normal hog") || exit 1
+	sleep 1
+	i0=$(cpu_ticks "$iw") n0=$(cpu_ticks "$nw")
+	sleep 6
+	i1=$(cpu_ticks "$iw") n1=$(cpu_ticks "$nw")
+	where=$(awk '{ print $39 }' "/proc/$iw/stat")
+	kill "$normal" "$idle" 2>/dev/null; wait "$normal" "$idle" 2>/dev/null
+	deferred=$(gen_value 1 "idle wakes deferred")
+	late=$(gen_value 1 "idle wakes late")
+	ratio=$(awk -v i=$((i1 - i0)) -v n=$((n1 - n0)) 'BEGIN { printf "%.3f", n ? i / n : 0 }')
+	echo "normal hog on CPU $cpu: SCHED_IDLE hog $((i1 - i0)) ticks (now on CPU $where), normal hog $((n1 - n0)) ticks, ratio $ratio; idle wakes deferred $deferred, late $late"
+	[ "${deferred:-0}" -ge 1 ] || fail "no displaced idle work had its wake deferred"
+	[ "${late:-0}" -ge 1 ] || fail "no deferred wake came: the idle hog waited beside an idle CPU"
+	awk -v r="$ratio" 'BEGIN { exit !(r >= 0.5) }' || fail "the displaced SCHED_IDLE hog got only $ratio of the normal hog's CPU time with CPU 2 or 3 idle"
+	expect_enabled "displaced idle work"
 	stop_sched
 }
 
