@@ -1255,19 +1255,26 @@ static __always_inline bool defer_idle_wake(s32 cpu, u32 llc, u64 enq_flags,
 	return true;
 }
 
+/* Idle tasks the deferred wake looks at, from the head of an idle queue. */
+#define LOEHLE_IDLE_WAKE_LOOK 8
+
 /*
  * The deferred wake: an LLC's displaced idle work still waits after the
  * delay (or `now_anyway`: a higher class took one of the LLC's CPUs), so
- * wake an idle CPU for it, one of the LLC's first, else any (dispatch
- * reaches other LLCs' idle queues too). One CPU acts on a deferral: the
- * one whose compare-and-swap clears the stamp.
+ * claim and wake an idle CPU that one of the first waiting tasks may run
+ * on (the kernel's pick, whole idle cores first; dispatch reaches other
+ * LLCs' idle queues too). Any idle CPU of the LLC would not do: a task
+ * pinned elsewhere (taskset) then went on waiting, the stamp spent, while
+ * its allowed CPU stayed idle. One CPU acts on a deferral: the one whose
+ * compare-and-swap clears the stamp.
  */
 static __always_inline void wake_for_idle_work(u32 llc, bool now_anyway)
 {
 	u64 *since = bpf_map_lookup_elem(&llc_idle_wake, &llc);
-	const struct cpumask *mask;
-	u64 seen;
+	struct task_struct *p;
 	s32 cpu = -1;
+	u32 looked = 0;
+	u64 seen;
 
 	if (!since)
 		return;
@@ -1276,16 +1283,11 @@ static __always_inline void wake_for_idle_work(u32 llc, bool now_anyway)
 		return;
 	if (__sync_val_compare_and_swap(since, seen, 0) != seen)
 		return;
-	/* Its own CPU took it back meanwhile: the usual case. */
-	if (scx_bpf_dsq_nr_queued(IDLE_DSQ(llc)) <= 0)
-		return;
-	mask = cpumask_at(LLC_IDX(llc));
-	if (mask)
-		cpu = scx_bpf_pick_idle_cpu(mask, 0);
-	if (cpu < 0) {
-		mask = scx_bpf_get_idle_cpumask();
-		cpu = scx_bpf_pick_idle_cpu(mask, 0);
-		scx_bpf_put_idle_cpumask(mask);
+	/* An empty queue: its own CPU took it back meanwhile, the usual case. */
+	bpf_for_each(scx_dsq, p, IDLE_DSQ(llc), 0) {
+		cpu = scx_bpf_pick_idle_cpu(p->cpus_ptr, 0);
+		if (cpu >= 0 || ++looked >= LOEHLE_IDLE_WAKE_LOOK)
+			break;
 	}
 	if (cpu < 0)
 		return;
