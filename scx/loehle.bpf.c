@@ -1292,7 +1292,7 @@ static __always_inline void wake_for_idle_work(u32 llc, bool now_anyway)
 	if (cpu < 0)
 		return;
 	scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
-	stat_now(LOEHLE_STAT_IDLE_WAKE_LATE);
+	stat_now(now_anyway ? LOEHLE_STAT_IDLE_WAKE_RELEASED : LOEHLE_STAT_IDLE_WAKE_LATE);
 }
 
 void LOEHLE_STRUCT_OPS(loehle_enqueue, struct task_struct *p, u64 enq_flags)

@@ -63,6 +63,8 @@ constexpr std::array<ScalarCounter, LOEHLE_NR_STATS - LOEHLE_STAT_CANDIDATES>
          "idle work displaced by normal work, queued to wait for its own CPU"},
         {"idle_wake_late", "kicks",
          "idle CPUs woken for displaced idle work that still waited after the delay"},
+        {"idle_wake_released", "kicks",
+         "idle CPUs woken at once for displaced idle work: a higher class took a CPU of its LLC"},
         {"events", "events", "pick events submitted to the ring buffer"},
         {"event_drops", "events", "pick events lost: the ring buffer was full"},
     }};
