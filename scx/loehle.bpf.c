@@ -1293,6 +1293,8 @@ static __always_inline void wake_for_idle_work(u32 llc, bool now_anyway)
 		return;
 	scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
 	stat_now(now_anyway ? LOEHLE_STAT_IDLE_WAKE_RELEASED : LOEHLE_STAT_IDLE_WAKE_LATE);
+	if (loehle_idle_wake_again(scx_bpf_dsq_nr_queued(IDLE_DSQ(llc))))
+		__sync_val_compare_and_swap(since, 0, scx_bpf_now());
 }
 
 void LOEHLE_STRUCT_OPS(loehle_enqueue, struct task_struct *p, u64 enq_flags)

@@ -177,3 +177,12 @@ TEST(QueueIdleWakeDue, FutureStampsWaitUnlessGarbage) {
   EXPECT_FALSE(loehle_idle_wake_due(t, t + 1'000 * kMs));
   EXPECT_TRUE(loehle_idle_wake_due(t, t + 1'000 * kMs + 1));
 }
+
+// One stamp stands for all of an LLC's deferrals: after a wake, it is armed
+// again while another idle task waits, never for an empty or single queue.
+TEST(QueueIdleWakeAgain, WhileAnotherIdleTaskWaits) {
+  EXPECT_FALSE(loehle_idle_wake_again(-1));  // the kfunc's error
+  EXPECT_FALSE(loehle_idle_wake_again(0));
+  EXPECT_FALSE(loehle_idle_wake_again(1));   // the one just woken for
+  EXPECT_TRUE(loehle_idle_wake_again(2));
+}

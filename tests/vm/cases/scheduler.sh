@@ -438,6 +438,9 @@ case_sched_idle_progress() {
 	done
 }
 
+# cpu_of PID: the CPU PID last ran on.
+cpu_of() { awk '{ print $39 }' "/proc/$1/stat"; }
+
 # first_child_or_fail PID WHAT: the first child of PID once it has one
 # (polled for 30 s: a SCHED_IDLE parent beside a normal hog on its only CPU
 # runs by idle work's allowance, one slice in 64, and stress-ng needs a
@@ -499,7 +502,7 @@ case_idle_work_displaced_moves_late() {
 	idle=$!
 	iw=$(first_child_or_fail "$idle" "the SCHED_IDLE hog") || exit 1
 	sleep 0.5
-	cpu=$(awk '{ print $39 }' "/proc/$iw/stat")
+	cpu=$(cpu_of "$iw")
 	taskset -c 1 stress-ng --cpu 1 --cpu-method int64 -t 30 --quiet &
 	normal=$!
 	nw=$(first_child_or_fail "$normal" "the normal hog") || exit 1
@@ -509,7 +512,7 @@ case_idle_work_displaced_moves_late() {
 	# the idle hog at once and hide a missing tick-time wake).
 	taskset -p -c "$cpu" "$nw" >/dev/null || fail "could not move the normal hog to CPU $cpu"
 	polls=0
-	while [ "$(awk '{ print $39 }' "/proc/$iw/stat")" = "$cpu" ] && [ $polls -lt 20 ]; do
+	while [ "$(cpu_of "$iw")" = "$cpu" ] && [ $polls -lt 20 ]; do
 		polls=$((polls + 1))
 		sleep 0.05
 	done
@@ -517,7 +520,7 @@ case_idle_work_displaced_moves_late() {
 	i0=$(cpu_ticks "$iw") n0=$(cpu_ticks "$nw")
 	sleep 6
 	i1=$(cpu_ticks "$iw") n1=$(cpu_ticks "$nw")
-	where=$(awk '{ print $39 }' "/proc/$iw/stat")
+	where=$(cpu_of "$iw")
 	kill "$normal" "$idle" 2>/dev/null; wait "$normal" "$idle" 2>/dev/null
 	deferred=$(gen_value 1 "idle wakes deferred")
 	late=$(gen_value 1 "idle wakes late")
