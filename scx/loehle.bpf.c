@@ -144,7 +144,7 @@ char exit_dump[LOEHLE_EXIT_DUMP_LEN];
 /* Per-CPU facts other CPUs read while scanning. */
 struct cpu_state {
 	struct loehle_si_cpu si;	/* first: its claim word is CASed */
-	struct loehle_cg_path cg;	/* of the running task, from ops.running */
+	struct loehle_cg_record cg;	/* of the running task, from ops.running */
 	u64 idle_stamp;
 	u64 running_since;	/* when the running task started, for its charge */
 	u32 idle_state;		/* LOEHLE_STATE_UNPUBLISHED or a state index */
@@ -177,6 +177,7 @@ struct scratch {
 	struct loehle_choice choice;	/* a scan's answer, out */
 	struct loehle_sampler sampler;
 	struct loehle_cg_path wakee_cg;	/* the pick's wakee, in */
+	struct loehle_cg_path cpu_cg;	/* the scan's candidate's, copied */
 	u64 now;			/* the pick's time, in */
 	u32 scan_skipped;		/* the fast scan found its LLC empty, out */
 	u32 si_refused;			/* sched-idle CPUs refused to the wakee, out */
@@ -544,6 +545,7 @@ static __always_inline void gather_facts(s32 cpu, const struct task_struct *p,
 {
 	struct cpu_state *cs = cpu_state_of(cpu);
 	u32 state, queued = 0;
+	int whole;
 	s32 n;
 
 	f->cpu = cpu;
@@ -574,17 +576,21 @@ static __always_inline void gather_facts(s32 cpu, const struct task_struct *p,
 		n = scx_bpf_dsq_nr_queued(SCX_DSQ_LOCAL_ON | cpu);
 		queued = n > 0 ? n : 0;
 	}
+	/*
+	 * cs->cg is another CPU's, rewritten at its every ops.running and
+	 * tick: a torn copy decides nothing (loehle_cg_record_load). A whole
+	 * one may still be a task old: the claim's re-check catches a switch
+	 * to normal work; a switch between two idle tasks is taken as the
+	 * rule found it.
+	 */
+	whole = loehle_cg_record_load(&cs->cg, &sc->cpu_cg);
 	f->sched_idle = loehle_si_is_sched_idle(&cs->si, sc->now, sc->cfg.slice_ns,
 						queued) &&
-			loehle_cg_idle_work(sc->cfg.sched_idle_scope, &cs->cg);
-	/*
-	 * cs->cg is another CPU's, written at its every ops.running: read
-	 * without a lock, it may mix two tasks' paths while that CPU
-	 * switches. The claim's re-check catches a switch to normal work; a
-	 * switch between two idle tasks is taken as the rule found it.
-	 */
-	if (f->sched_idle && loehle_cg_refused(sc->cfg.sched_idle_scope, &cs->cg,
-					       &sc->wakee_cg)) {
+			loehle_cg_idle_work_as_read(sc->cfg.sched_idle_scope,
+						    whole, &sc->cpu_cg);
+	if (f->sched_idle &&
+	    loehle_cg_refused_as_read(sc->cfg.sched_idle_scope, whole,
+				      &sc->cpu_cg, &sc->wakee_cg)) {
 		f->preempt_refused = 1;
 		if (f->allowed && loehle_cg_refusal_counts(sc->cfg.sched_idle))
 			sc->si_refused++;
@@ -952,16 +958,20 @@ static __always_inline bool claim_choice(struct loehle_stats *st,
 
 /*
  * Does `cpu` run idle work, under `scope`, that a wakee with path `wakee`
- * may preempt (loehle_cg_preempts())? That CPU's record says.
+ * may preempt (loehle_cg_preempts())? That CPU's record says, copied into
+ * `running`.
  */
 static __always_inline bool preempts_idle_work(s32 cpu, u32 scope,
-					       const struct loehle_cg_path *wakee)
+					       const struct loehle_cg_path *wakee,
+					       struct loehle_cg_path *running)
 {
 	struct cpu_state *cs = cpu_state_of(cpu);
 
-	return cs && loehle_si_runs_idle_work(&cs->si) &&
-	       loehle_cg_idle_work(scope, &cs->cg) &&
-	       loehle_cg_preempts(scope, &cs->cg, wakee);
+	if (!cs || !loehle_si_runs_idle_work(&cs->si))
+		return false;
+	return loehle_cg_preempts_as_read(scope,
+					  loehle_cg_record_load(&cs->cg, running),
+					  running, wakee);
 }
 
 /* What one scan-and-claim attempt of select_cpu came to. */
@@ -1080,7 +1090,7 @@ s32 LOEHLE_STRUCT_OPS(loehle_select_cpu, struct task_struct *p, s32 prev_cpu,
 			if (wakee_si && idle_allowed)
 				stat_add(st, LOEHLE_STAT_PACKING, 1);
 			if (preempts_idle_work(c.cpu, cfg.sched_idle_scope,
-					       &sc->wakee_cg)) {
+					       &sc->wakee_cg, &sc->cpu_cg)) {
 				enq_flags = SCX_ENQ_PREEMPT;
 				stat_add(st, LOEHLE_STAT_SCHED_IDLE_PREEMPT, 1);
 			} else {
@@ -1201,7 +1211,7 @@ static __always_inline void preempt_idle_work(struct loehle_stats *st,
 					      u32 llc)
 {
 	const struct cpumask *llc_cpus, *idle_work;
-	struct loehle_cg_path wakee;
+	struct loehle_cg_path wakee, running;
 	u32 scope = config_scope();
 	s32 other = -1, target;
 	bool own;
@@ -1210,7 +1220,7 @@ static __always_inline void preempt_idle_work(struct loehle_stats *st,
 	/* Idle work itself preempts nothing, but under the hierarchy rule. */
 	if (scope != LOEHLE_SCOPE_HIERARCHY && loehle_cg_idle_work(scope, &wakee))
 		return;
-	own = preempts_idle_work(cpu, scope, &wakee);
+	own = preempts_idle_work(cpu, scope, &wakee, &running);
 	if (!own) {
 		llc_cpus = cpumask_at(LLC_IDX(llc));
 		idle_work = cpumask_at(LOEHLE_IDLE_WORK_MASK);
@@ -1218,7 +1228,7 @@ static __always_inline void preempt_idle_work(struct loehle_stats *st,
 			other = bpf_cpumask_any_and_distribute(llc_cpus, idle_work);
 			if (other >= (s32)nr_cpus ||
 			    !bpf_cpumask_test_cpu(other, p->cpus_ptr) ||
-			    !preempts_idle_work(other, scope, &wakee))
+			    !preempts_idle_work(other, scope, &wakee, &running))
 				other = -1;
 		}
 	}
@@ -1472,6 +1482,7 @@ void LOEHLE_STRUCT_OPS(loehle_running, struct task_struct *p)
 	s32 cpu = scx_bpf_task_cpu(p);
 	struct cpu_state *cs = cpu_state_of(cpu);
 	u32 llc = cpu_llc(cpu), dsq, scope;
+	struct loehle_cg_path path;
 	u64 vtime, *last;
 	bool was;
 
@@ -1484,9 +1495,10 @@ void LOEHLE_STRUCT_OPS(loehle_running, struct task_struct *p)
 		 * at its next running or tick.
 		 */
 		scope = config_scope();
-		loehle_read_cg_path(p, &cs->cg, scope != LOEHLE_SCOPE_TASK);
+		loehle_read_cg_path(p, &path, scope != LOEHLE_SCOPE_TASK);
+		loehle_cg_record_store(&cs->cg, &path);
 		was = loehle_si_runs_idle_work(&cs->si);
-		loehle_si_on_running(&cs->si, loehle_cg_idle_work(scope, &cs->cg),
+		loehle_si_on_running(&cs->si, loehle_cg_idle_work(scope, &path),
 				     p->pid);
 		track_idle_work(cpu, cs, was);
 		cs->running_weight = p->scx.weight;
@@ -1518,6 +1530,7 @@ void LOEHLE_STRUCT_OPS(loehle_tick, struct task_struct *p)
 {
 	s32 cpu = scx_bpf_task_cpu(p);
 	struct cpu_state *cs = cpu_state_of(cpu);
+	struct loehle_cg_path path;
 	bool was;
 	u32 scope;
 
@@ -1526,9 +1539,10 @@ void LOEHLE_STRUCT_OPS(loehle_tick, struct task_struct *p)
 	if (!cs || cs->si.running == LOEHLE_RUN_NONE)
 		return;
 	scope = config_scope();
-	loehle_read_cg_path(p, &cs->cg, scope != LOEHLE_SCOPE_TASK);
+	loehle_read_cg_path(p, &path, scope != LOEHLE_SCOPE_TASK);
+	loehle_cg_record_store(&cs->cg, &path);
 	was = loehle_si_runs_idle_work(&cs->si);
-	loehle_si_on_tick(&cs->si, loehle_cg_idle_work(scope, &cs->cg));
+	loehle_si_on_tick(&cs->si, loehle_cg_idle_work(scope, &path));
 	track_idle_work(cpu, cs, was);
 }
 

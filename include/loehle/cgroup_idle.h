@@ -35,7 +35,8 @@
  * Paths. struct loehle_cg_path is what the rule needs about one task: the
  * ids of the task groups from the root down (the root itself implied),
  * which of them are idle, and the task's own policy. The BPF side caches
- * the running task's path per CPU at ops.running and reads the wakee's once
+ * the running task's path per CPU at ops.running (struct loehle_cg_record,
+ * below: read by other CPUs while it is rewritten) and reads the wakee's once
  * per select_cpu, so the test per candidate CPU is a comparison of at most
  * LOEHLE_CG_LEVELS ids. Groups below that depth are not kept; a decision
  * that would need them refuses preemption (the conservative answer: the
@@ -204,6 +205,88 @@ static inline int loehle_cg_preempts(__u32 scope, const struct loehle_cg_path *r
 	if (scope == LOEHLE_SCOPE_HIERARCHY)
 		return loehle_cg_may_preempt(r, w);
 	return !loehle_cg_idle_work(scope, w);
+}
+
+/*
+ * A CPU's record of its running task's path. One writer, that CPU (at
+ * ops.running and at each tick, which rewrites the same path); readers are
+ * other CPUs' wakeups, without a lock. A path is built in place one group
+ * at a time, so a read during a rewrite could see a half-built one: the
+ * tick's rewrite of a besteffort hog's path [kubepods, besteffort] passes
+ * through [besteffort], a cpu.idle group under the root, which a
+ * containerd wakee may preempt (a 1-in-1,000 wrong preemption seen in the
+ * VM). So the record is a sequence count around a copy: odd while the
+ * copy is written, and a reader that saw it odd or changed has a torn
+ * path (loehle_cg_record_load returns 0).
+ */
+struct loehle_cg_record {
+	__u32 seq;
+	__u32 pad;
+	struct loehle_cg_path path;
+};
+
+/*
+ * Compiler barrier; the writer's atomic adds order its stores for the
+ * hardware too. The reader relies on loads not passing loads (x86): the
+ * BPF instruction set has no load-acquire before clang 20.
+ */
+#define loehle_cg_barrier() __asm__ __volatile__("" ::: "memory")
+
+static inline void loehle_cg_record_store(struct loehle_cg_record *r,
+					  const struct loehle_cg_path *p)
+{
+	__sync_fetch_and_add(&r->seq, 1);
+	loehle_cg_barrier();
+	r->path = *p;
+	loehle_cg_barrier();
+	__sync_fetch_and_add(&r->seq, 1);
+}
+
+/* Was a read between sequence counts `before` and `after` whole? */
+static inline int loehle_cg_seq_whole(__u32 before, __u32 after)
+{
+	return !(before & 1) && before == after;
+}
+
+/* Copy r's path into `out`; 0 when the copy may be torn (see above). */
+static inline int loehle_cg_record_load(const struct loehle_cg_record *r,
+					struct loehle_cg_path *out)
+{
+	__u32 before = *(const volatile __u32 *)&r->seq;
+
+	loehle_cg_barrier();
+	*out = r->path;
+	loehle_cg_barrier();
+	return loehle_cg_seq_whole(before, *(const volatile __u32 *)&r->seq);
+}
+
+/*
+ * The per-CPU tests on a path as read (`whole` from loehle_cg_record_load).
+ * A torn path decides nothing: its CPU does not run idle work, under
+ * HIERARCHY it is refused (busy for this wakee, the rule's conservative
+ * answer), and no wakee preempts on it.
+ */
+static inline int loehle_cg_refused_as_read(__u32 scope, int whole,
+					    const struct loehle_cg_path *r,
+					    const struct loehle_cg_path *w)
+{
+	if (!whole)
+		return scope == LOEHLE_SCOPE_HIERARCHY;
+	return loehle_cg_refused(scope, r, w);
+}
+
+static inline int loehle_cg_idle_work_as_read(__u32 scope, int whole,
+					      const struct loehle_cg_path *r)
+{
+	return whole && loehle_cg_idle_work(scope, r);
+}
+
+static inline int loehle_cg_preempts_as_read(__u32 scope, int whole,
+					     const struct loehle_cg_path *r,
+					     const struct loehle_cg_path *w)
+{
+	return loehle_cg_idle_work_as_read(scope, whole, r) &&
+	       loehle_cg_preempts(scope, r, w);
 }
 
 #endif /* LOEHLE_CGROUP_IDLE_H */

@@ -9,9 +9,13 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdint>
+#include <cstring>
 #include <map>
 #include <string>
+#include <thread>
 
 namespace {
 
@@ -280,5 +284,99 @@ TEST(CgroupIdleRule, RefusalsCountOnlyUnderWakeeAware) {
   }
 }
 
+bool SamePath(const loehle_cg_path& a, const loehle_cg_path& b) {
+  return std::memcmp(&a, &b, sizeof(a)) == 0;
+}
+
+// Why a CPU's record is read under a sequence count: the tick rebuilds a
+// besteffort hog's path in place, one group at a time, and the path half
+// built ([besteffort] under the root) lets a containerd wakee preempt.
+TEST(CgroupIdleRecord, HalfBuiltBesteffortPathWouldLetContainerdPreempt) {
+  const Tree t = Kubepods();
+  const loehle_cg_path containerd = t.PathOf("/system.slice/containerd");
+  const loehle_cg_path besteffort = t.PathOf("/kubepods/besteffort");
+  ASSERT_FALSE(MayPreempt(besteffort, containerd));
+  loehle_cg_path half;
+  loehle_cg_path_init(&half, 0);
+  loehle_cg_path_push_parent(&half, besteffort.ids[1], 1);  // not yet kubepods
+  EXPECT_TRUE(MayPreempt(half, containerd));
+}
+
+TEST(CgroupIdleRecord, StoredPathLoadsWhole) {
+  const Tree t = Kubepods();
+  loehle_cg_record record{};
+  const loehle_cg_path besteffort = t.PathOf("/kubepods/besteffort");
+  loehle_cg_record_store(&record, &besteffort);
+  loehle_cg_path read;
+  EXPECT_TRUE(loehle_cg_record_load(&record, &read));
+  EXPECT_TRUE(SamePath(read, besteffort));
+  EXPECT_EQ(record.seq % 2, 0u);
+}
+
+TEST(CgroupIdleRecord, OddOrMovedSequenceIsTorn) {
+  EXPECT_TRUE(loehle_cg_seq_whole(4, 4));
+  EXPECT_FALSE(loehle_cg_seq_whole(5, 5));  // read while written
+  EXPECT_FALSE(loehle_cg_seq_whole(4, 6));  // rewritten during the read
+  EXPECT_FALSE(loehle_cg_seq_whole(4, 5));
+  EXPECT_TRUE(loehle_cg_seq_whole(0xfffffffe, 0xfffffffe));
+}
+
+// A torn copy decides nothing: not idle work, refused under HIERARCHY
+// (and only there: the other scopes never refuse), never preempted.
+TEST(CgroupIdleRecord, TornReadIsRefusedAndNeverPreempted) {
+  const Tree t = Kubepods();
+  const loehle_cg_path besteffort = t.PathOf("/kubepods/besteffort");
+  const loehle_cg_path guaranteed = t.PathOf("/kubepods/guaranteed");
+  for (uint32_t scope : {LOEHLE_SCOPE_TASK, LOEHLE_SCOPE_CGROUP, LOEHLE_SCOPE_HIERARCHY}) {
+    const loehle_cg_path idle_task = t.PathOf("/kubepods/besteffort", true);
+    EXPECT_TRUE(loehle_cg_idle_work_as_read(scope, 1, &idle_task)) << scope;
+    EXPECT_FALSE(loehle_cg_idle_work_as_read(scope, 0, &idle_task)) << scope;
+    EXPECT_TRUE(loehle_cg_preempts_as_read(scope, 1, &idle_task, &guaranteed)) << scope;
+    EXPECT_FALSE(loehle_cg_preempts_as_read(scope, 0, &idle_task, &guaranteed)) << scope;
+    EXPECT_EQ(loehle_cg_refused_as_read(scope, 0, &besteffort, &guaranteed),
+              scope == LOEHLE_SCOPE_HIERARCHY) << scope;
+    EXPECT_EQ(loehle_cg_refused_as_read(scope, 1, &besteffort, &guaranteed),
+              loehle_cg_refused(scope, &besteffort, &guaranteed)) << scope;
+  }
+}
+
+// One writer rewrites a record as a CPU does (each store alternating a
+// besteffort hog's path and a root task's), a reader on another thread
+// loads it: every copy said to be whole is one of the two. Without the
+// sequence count, copies mixing the two show up within milliseconds on
+// two cores. Bounded by reads and by time, so a loaded machine that never
+// runs the two threads at once passes (it then shows nothing either way).
+TEST(CgroupIdleRecord, ConcurrentRewritesNeverLoadAMixedPathAsWhole) {
+  const Tree t = Kubepods();
+  const loehle_cg_path besteffort = t.PathOf("/kubepods/besteffort");
+  const loehle_cg_path root = t.PathOf("/");
+  const loehle_cg_path containerd = t.PathOf("/system.slice/containerd");
+  loehle_cg_record record{};
+  loehle_cg_record_store(&record, &root);
+  std::atomic<bool> stop{false};
+  std::thread writer([&] {
+    for (uint64_t k = 0; !stop.load(std::memory_order_relaxed); k++)
+      loehle_cg_record_store(&record, k % 2 ? &besteffort : &root);
+  });
+  uint64_t whole = 0, torn = 0, mixed = 0, wrong_preempts = 0;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  for (uint64_t k = 0; k < 4000000 && std::chrono::steady_clock::now() < deadline; k++) {
+    loehle_cg_path read;
+    const int ok = loehle_cg_record_load(&record, &read);
+    if (!ok) {
+      torn++;
+      continue;
+    }
+    whole++;
+    if (!SamePath(read, besteffort) && !SamePath(read, root)) mixed++;
+    if (loehle_cg_preempts_as_read(LOEHLE_SCOPE_HIERARCHY, ok, &read, &containerd))
+      wrong_preempts++;
+  }
+  stop = true;
+  writer.join();
+  EXPECT_EQ(mixed, 0u) << "of " << whole << " whole loads (" << torn << " torn)";
+  EXPECT_EQ(wrong_preempts, 0u);
+  EXPECT_GT(whole, 0u);
+}
 
 }  // namespace
