@@ -11,10 +11,13 @@
 #   hackbench         process groups over pipes, in a loop
 #   wakeups           loehle-wakelat (sleep/wake at 1 ms), in a loop
 #   SCHED_IDLE hogs   chrt --idle 0 stress-ng --cpu N/4
+#   cpu.idle hog      stress-ng --cpu 1 (normal policy) in a cgroup whose
+#                     cpu.idle flips between 1 and 0 every 2-4 s
 # Faults:
 #   live switches     a set every SOAK_SWITCH_MS ms (default 100; 0: back
 #                     to back), by loehle-hammer, cycling policy,
-#                     SCHED_IDLE mode, SMT mode, slice and sample rate
+#                     SCHED_IDLE mode and scope, SMT mode, slice and
+#                     sample rate
 #   CPU hotplug       a random non-boot CPU offline 2-4 s, online 1-3 s
 #   affinity churn    a random stress-ng worker moved to a random CPU mask
 #                     (taskset -p) every 0.2 s
@@ -93,6 +96,16 @@ IDLE_N=$((NCPUS / 4)); [ "$IDLE_N" -gt 0 ] || IDLE_N=1
 chrt --idle 0 stress-ng --cpu "$IDLE_N" --cpu-method int64 \
 	-t "${SECS}s" --quiet >"$T/idle-hogs.log" 2>&1 &
 IDLE_HOGS=$!
+# A normal-policy hog that is idle work only while its group's cpu.idle is
+# 1 (under the cgroup scopes), flipped by cg_flip below. One: with as many
+# as the SCHED_IDLE hogs, the daemon (a normal task beside them whenever
+# cpu.idle was 0) answered a CLI request late twice in a row more often.
+CG_IDLE=/sys/fs/cgroup/soak-idle
+{ echo +cpu >/sys/fs/cgroup/cgroup.subtree_control && mkdir -p "$CG_IDLE"; } ||
+	fail "cannot create the cpu.idle group $CG_IDLE"
+(echo 0 >"$CG_IDLE/cgroup.procs" && exec stress-ng --cpu 1 --cpu-method int64 \
+	-t "${SECS}s" --quiet) >"$T/cg-hogs.log" 2>&1 &
+CG_HOGS=$!
 
 # loop NAME CMD...: runs CMD until the end, counting runs and failures.
 loop() {
@@ -183,6 +196,21 @@ if ! marathon; then
 	LOOPS="$LOOPS $!"
 fi
 
+cg_flip() {
+	while running; do
+		for v in 1 0; do
+			if echo "$v" >"$CG_IDLE/cpu.idle"; then
+				echo >>"$T/cg-flip.ok"
+			else
+				echo "cpu.idle=$v refused" >>"$T/cg-flip.failed"
+			fi
+			sleep $((2 + RANDOM % 3))
+		done
+	done
+}
+cg_flip &
+LOOPS="$LOOPS $!"
+
 # stats, get and a malformed line in turn on one connection, 200 ms after
 # each reply (back to back, the stats replies alone kept the daemon so busy
 # under TCG that a CLI request now and then waited past its 3 s timeout);
@@ -223,7 +251,7 @@ LOOPS="$LOOPS $!"
 
 # ---- watch ----------------------------------------------------------------
 : >"$OUT/rss.tsv"
-not_enabled=0 samples=0 rss_warm=''
+not_enabled=0 samples=0 rss_warm='' logged=0
 while running; do
 	t=$(($(now) - START))
 	s=$(cat "$STATE" 2>/dev/null)
@@ -233,7 +261,10 @@ while running; do
 	rss=$(awk '/^VmRSS/ { print $2 }' "/proc/$SCHED_PID/status" 2>/dev/null)
 	printf '%s\t%s\t%s\n' "$t" "${rss:-0}" "$s" >>"$OUT/rss.tsv"
 	[ -z "$rss_warm" ] && [ "$t" -ge "$WARM" ] && rss_warm=$rss
-	if [ $((samples % 30)) -eq 0 ]; then
+	# Every 30 s of the guest's clock: a sample takes 1-4 s under the
+	# load, and a CI log that ends in a timeout shows how far the guest got.
+	if [ $((t - logged)) -ge 30 ]; then
+		logged=$t
 		log "${t}s: state $s, daemon RSS ${rss:-?} kB, $(count "$T/hotplug.ok") hotplug events, $(count "$T/hackbench.ok") hackbench and $(count "$T/wakeups.ok") wakeup runs"
 	fi
 	sleep 1
@@ -243,6 +274,7 @@ rss_end=${rss:-0}
 rss_start=$(awk 'NR == 1 { print $2 }' "$OUT/rss.tsv")
 
 # ---- wind down --------------------------------------------------------------
+log "${ran_s}s: time is up; waiting for the loops, the switcher and the requester"
 for p in $LOOPS; do wait "$p" 2>/dev/null; done
 wait "$SWITCHER" || fail "switches: $(cat "$T/switch.out") ($(head -n 2 "$T/switch.err" | tr '\n' '|'))"
 wait "$REQUESTER" || fail "requests: $(cat "$T/requests.out") ($(head -n 2 "$T/requests.err" | tr '\n' '|'))"
@@ -256,6 +288,10 @@ else
 fi
 wait "$IDLE_HOGS"; rc=$?
 [ "$rc" -eq 0 ] || fail "the SCHED_IDLE hogs exited with status $rc"
+marathon && kill -INT "$CG_HOGS" 2>/dev/null
+wait "$CG_HOGS"; rc=$?
+[ "$rc" -eq 0 ] || fail "the cpu.idle group's hogs exited with status $rc"
+log "the load has ended; bringing every CPU online, stopping the scheduler"
 for f in /sys/devices/system/cpu/cpu*/online; do
 	[ "$(cat "$f")" = 1 ] || echo 1 >"$f"
 done
@@ -283,6 +319,8 @@ for w in $workloads; do
 done
 [ "$(count "$T/cli.failed")" -eq 0 ] || fail "$(count "$T/cli.failed") CLI requests failed ($(sort "$T/cli.failed" | uniq -c | tr '\n' ' ')): $(head -n 2 "$T/cli.err" | tr '\n' '|')"
 [ "$(count "$T/hotplug.failed")" -eq 0 ] || fail "$(head -n 1 "$T/hotplug.failed")"
+[ "$(count "$T/cg-flip.failed")" -eq 0 ] || fail "$(head -n 1 "$T/cg-flip.failed")"
+[ "$(count "$T/cg-flip.ok")" -gt 0 ] || fail "cpu.idle was never flipped"
 if [ "$want_hotplug" != reloads ]; then
 	[ "$(count "$T/hotplug.ok")" -gt 0 ] || fail "no CPU hotplug happened"
 	[ "${followed:-x}" = "$(count "$T/hotplug.ok")" ] ||
@@ -309,6 +347,7 @@ fi
 	printf 'socket requests answered: hammer, CLI and /metrics\t%s, %s\n' "$(hammer_figure ok "$T/requests.out")" "$(count "$T/cli.ok")"
 	printf 'CLI and /metrics requests answered only when retried\t%s\n' "$(count "$T/cli.late")"
 	printf 'affinity moves (refused by the kernel)\t%s (%s)\n' "$(count "$T/churn.ok")" "$(count "$T/churn.refused")"
+	printf 'cpu.idle flips\t%s\n' "$(count "$T/cg-flip.ok")"
 	printf 'hackbench runs\t%s\n' "$(count "$T/hackbench.ok")"
 	printf 'wakeup runs\t%s\n' "$(count "$T/wakeups.ok")"
 	printf 'event drops\t%s\n' "${drops:-?}"

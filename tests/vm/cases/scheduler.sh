@@ -447,12 +447,9 @@ cpu_of() { awk '{ print $39 }' "/proc/$1/stat"; }
 # few of them to fork; 10 s was seen to be too short under TCG); else the
 # case fails, so call it as `x=$(...) || exit 1`.
 first_child_or_fail() {
-	_n=0
-	until [ -n "$(cat /proc/$1/task/$1/children 2>/dev/null)" ]; do
-		_n=$((_n + 1)); [ $_n -lt 300 ] || fail "$2 did not start its worker in 30 s"
-		sleep 0.1
-	done
-	awk '{ print $1 }' "/proc/$1/task/$1/children"
+	_kid=$(children_of "$1" 1 150)
+	[ -n "$_kid" ] || fail "$2 did not start its worker in 30 s"
+	echo "${_kid%% *}"
 }
 
 # Idle work yields on a CPU it shares with normal work: a normal hog and a

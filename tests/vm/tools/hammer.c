@@ -7,8 +7,8 @@
  *
  *   loehle-hammer SOCKET switch SECONDS INTERVAL_MS [COUNT]
  *       one connection; a `set` every INTERVAL_MS (0: each as soon as the
- *       previous one is answered), cycling policy, SCHED_IDLE mode, SMT
- *       mode, slice, claim retries and sample rate; with COUNT > 0, stops
+ *       previous one is answered), cycling policy, SCHED_IDLE mode and
+ *       scope, SMT mode, slice, claim retries and sample rate; with COUNT > 0, stops
  *       after COUNT sets and fails if SECONDS ran out first (0: no limit)
  *   loehle-hammer SOCKET requests SECONDS [PAUSE_MS]
  *       one connection; stats, get and a malformed line in turn, each sent
@@ -207,10 +207,10 @@ static int open_conn(struct conn *c)
 }
 
 static const char *const settings[] = {
-	"{\"cmd\":\"set\",\"args\":{\"policy\":\"first\",\"sched_idle\":\"mainline\",\"smt\":\"off\"}}\n",
+	"{\"cmd\":\"set\",\"args\":{\"policy\":\"first\",\"sched_idle\":\"mainline\",\"smt\":\"off\",\"sched_idle_scope\":\"task\"}}\n",
 	"{\"cmd\":\"set\",\"args\":{\"policy\":\"recency\",\"sched_idle\":\"idle-first\",\"slice_us\":1000}}\n",
-	"{\"cmd\":\"set\",\"args\":{\"policy\":\"builtin\",\"sched_idle\":\"ignore\",\"sample_every\":1}}\n",
-	"{\"cmd\":\"set\",\"args\":{\"policy\":\"reservoir\",\"sched_idle\":\"wakee-aware\",\"smt\":\"idle-core\"}}\n",
+	"{\"cmd\":\"set\",\"args\":{\"policy\":\"builtin\",\"sched_idle\":\"ignore\",\"sample_every\":1,\"sched_idle_scope\":\"cgroup\"}}\n",
+	"{\"cmd\":\"set\",\"args\":{\"policy\":\"reservoir\",\"sched_idle\":\"wakee-aware\",\"smt\":\"idle-core\",\"sched_idle_scope\":\"hierarchy\"}}\n",
 	"{\"cmd\":\"set\",\"args\":{\"slice_us\":20000,\"sample_every\":0,\"claim_retries\":0}}\n",
 	"{\"cmd\":\"set\",\"args\":{\"slice_us\":5000,\"sample_every\":64,\"claim_retries\":1}}\n",
 };
