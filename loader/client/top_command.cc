@@ -41,10 +41,7 @@ ProcStat ReadProcStat() {
 }
 
 absl::Status GoneError(const absl::Status& why) {
-  const std::string state = ReadSchedExtState();
-  return absl::UnavailableError(absl::StrCat(
-      "the scheduler went away (", why.message(), "); sched_ext state is now ",
-      state.empty() ? "unknown" : state));
+  return TopLostStats(why, ReadSchedExtState());
 }
 
 // Owns the ncurses screen: the terminal is restored on every way out.
@@ -134,6 +131,17 @@ absl::Status RunPlain(const Command& command) {
 }
 
 }  // namespace
+
+absl::Status TopLostStats(const absl::Status& why, const std::string& state) {
+  const std::string now = state.empty() ? "unknown" : state;
+  if (absl::IsDeadlineExceeded(why)) {
+    return absl::DeadlineExceededError(absl::StrCat(
+        "the scheduler did not answer in time (", why.message(),
+        "); sched_ext state is ", now));
+  }
+  return absl::UnavailableError(absl::StrCat(
+      "the scheduler went away (", why.message(), "); sched_ext state is now ", now));
+}
 
 namespace {
 

@@ -7,6 +7,8 @@
 #ifndef LOEHLE_LOADER_CLIENT_TOP_COMMAND_H_
 #define LOEHLE_LOADER_CLIENT_TOP_COMMAND_H_
 
+#include <string>
+
 #include "absl/status/status.h"
 
 namespace loehle {
@@ -14,6 +16,11 @@ namespace loehle {
 struct Command;
 
 absl::Status RunTop(const Command& command);
+
+// Why top stopped after a failed stats request `why`, with sched_ext's
+// state read then (empty: unknown). A request that timed out means a
+// daemon too busy to answer, not one that went away.
+absl::Status TopLostStats(const absl::Status& why, const std::string& state);
 
 }  // namespace loehle
 
