@@ -1586,14 +1586,8 @@ void LOEHLE_STRUCT_OPS(loehle_cpu_release, s32 cpu,
 		cs->running_weight = 0;
 	}
 	stat_now(LOEHLE_STAT_CPU_RELEASE);
-	/*
-	 * That CPU's ticks stop being ours: no deferred wake waits for them,
-	 * unless the stopper takes it or it is going offline (a kick from a
-	 * CPU going down can hang the scheduler's disable; loehle/queue.h).
-	 */
-	if (loehle_release_wakes(args && args->reason == SCX_CPU_PREEMPT_STOP,
-				 cs && cs->online))
-		wake_for_idle_work(cpu_llc(cpu), true);
+	/* That CPU's ticks stop being ours: no deferred wake waits for them. */
+	wake_for_idle_work(cpu_llc(cpu), true);
 	loehle_reenqueue_local();
 }
 

@@ -224,22 +224,6 @@ static inline int loehle_idle_wake_again(__s32 idle_queued)
 }
 
 /*
- * A higher class takes a CPU (ops.cpu_release): does that wake an idle CPU
- * for the LLC's waiting idle work at once? Not when the stopper takes it
- * (`by_stopper`: CPU hotplug's stop_machine, task migrations), nor on a
- * CPU on its way offline (`online` 0, from ops.cpu_offline). A kick queues
- * an irq_work on the kicking CPU, and one still pending when that CPU goes
- * down never runs: the next disable of the scheduler then spins in the
- * kernel forever (seen in the soak on 7.3.4: the daemon's detach hung in
- * free_kick_syncs -> irq_work_sync). The stopper gives the CPU back within
- * microseconds; the LLC's ticks wake for the waiting work as usual.
- */
-static inline int loehle_release_wakes(int by_stopper, int online)
-{
-	return !by_stopper && online;
-}
-
-/*
  * Does a task skip the LLC queues for its CPU's local DSQ? Per-CPU kernel
  * threads do (a kthread allowed on one CPU: ksoftirqd, kworker/N, cpuhp):
  * only that CPU may run them anyway, and a CPU on its way offline runs

@@ -180,13 +180,6 @@ TEST(QueueIdleWakeDue, FutureStampsWaitUnlessGarbage) {
 
 // One stamp stands for all of an LLC's deferrals: after a wake, it is armed
 // again while another idle task waits, never for an empty or single queue.
-TEST(QueueReleaseWakes, OnlyWhenAnOnlineCpuGoesToRtOrDl) {
-  EXPECT_TRUE(loehle_release_wakes(0, 1));
-  EXPECT_FALSE(loehle_release_wakes(1, 1));  // the stopper: hotplug, migration
-  EXPECT_FALSE(loehle_release_wakes(0, 0));  // on its way offline
-  EXPECT_FALSE(loehle_release_wakes(1, 0));
-}
-
 TEST(QueueIdleWakeAgain, WhileAnotherIdleTaskWaits) {
   EXPECT_FALSE(loehle_idle_wake_again(-1));  // the kfunc's error
   EXPECT_FALSE(loehle_idle_wake_again(0));
