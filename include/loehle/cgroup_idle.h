@@ -231,6 +231,12 @@ struct loehle_cg_record {
  * BPF instruction set has no load-acquire before clang 20.
  */
 #define loehle_cg_barrier() __asm__ __volatile__("" ::: "memory")
+/* The host tests' reader, on a host that may reorder loads. */
+#ifdef __bpf__
+#define loehle_cg_read_fence() loehle_cg_barrier()
+#else
+#define loehle_cg_read_fence() __atomic_thread_fence(__ATOMIC_ACQUIRE)
+#endif
 
 static inline void loehle_cg_record_store(struct loehle_cg_record *r,
 					  const struct loehle_cg_path *p)
@@ -254,9 +260,9 @@ static inline int loehle_cg_record_load(const struct loehle_cg_record *r,
 {
 	__u32 before = *(const volatile __u32 *)&r->seq;
 
-	loehle_cg_barrier();
+	loehle_cg_read_fence();
 	*out = r->path;
-	loehle_cg_barrier();
+	loehle_cg_read_fence();
 	return loehle_cg_seq_whole(before, *(const volatile __u32 *)&r->seq);
 }
 

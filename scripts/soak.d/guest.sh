@@ -205,6 +205,7 @@ cg_flip() {
 				echo "cpu.idle=$v refused" >>"$T/cg-flip.failed"
 			fi
 			sleep $((2 + RANDOM % 3))
+			running || break
 		done
 	done
 }
@@ -273,7 +274,7 @@ ran_s=$(($(now) - START))
 # 10 s, from the warm-up mark on and up to the end. One sample may catch a
 # reply being built (a stats reply is hundreds of kB; the last sample of
 # one run was 1.1 MB above its plateau); a leak stays.
-rss_low() { awk -v from="$1" -v to="$2" '$1 >= from && $1 < to && (low == "" || $2 < low) { low = $2 } END { print low }' "$OUT/rss.tsv"; }
+rss_low() { awk -v from="$1" -v to="$2" '$1 >= from && $1 < to && $2 > 0 && (low == "" || $2 < low) { low = $2 } END { print low }' "$OUT/rss.tsv"; }
 rss_start=$(awk 'NR == 1 { print $2 }' "$OUT/rss.tsv")
 rss_warm=$(rss_low "$WARM" "$((WARM + 10))")
 rss_end=$(rss_low "$((ran_s - 10))" "$((ran_s + 1))")
