@@ -583,10 +583,12 @@ static __always_inline void gather_facts(s32 cpu, const struct task_struct *p,
 	 * to normal work; a switch between two idle tasks is taken as the
 	 * rule found it.
 	 */
-	whole = loehle_cg_record_load(&cs->cg, &sc->cpu_cg);
 	f->sched_idle = loehle_si_is_sched_idle(&cs->si, sc->now, sc->cfg.slice_ns,
-						queued) &&
-			loehle_cg_idle_work_as_read(sc->cfg.sched_idle_scope,
+						queued);
+	if (!f->sched_idle)
+		goto load;	/* busy: no path copy on select_cpu's hot path */
+	whole = loehle_cg_record_load(&cs->cg, &sc->cpu_cg);
+	f->sched_idle = loehle_cg_idle_work_as_read(sc->cfg.sched_idle_scope,
 						    whole, &sc->cpu_cg);
 	if (f->sched_idle &&
 	    loehle_cg_refused_as_read(sc->cfg.sched_idle_scope, whole,
@@ -595,6 +597,7 @@ static __always_inline void gather_facts(s32 cpu, const struct task_struct *p,
 		if (f->allowed && loehle_cg_refusal_counts(sc->cfg.sched_idle))
 			sc->si_refused++;
 	}
+load:
 	f->load = loehle_si_load(&cs->si, cs->running_weight, queued);
 }
 
