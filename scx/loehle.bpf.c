@@ -76,7 +76,9 @@
  * (loehle_cpu_online_needs_reload). A change between the loader's topology
  * read and the attach is caught by the kernel: the loader passes the
  * hotplug sequence number it read first, and the kernel refuses the
- * enable with a restart request when it moved on.
+ * enable with a restart request when it moved on. A CPU already out of
+ * cpu_online_mask sends no kicks (kick_cpu(): their irq_work would never
+ * run, and the scheduler's stop would wait for it).
  *
  * SMT over time. A wakeup may leave a task beside a busy sibling, since the
  * fast path looks only inside prev's LLC. Under idle-core, a task whose
@@ -400,6 +402,34 @@ static __always_inline void stat_now(u32 idx)
 	stat_add(stats_for(configs[slot].generation), idx, 1);
 }
 
+/*
+ * Every kick goes through here. scx_bpf_kick_cpu() defers the kick to an
+ * irq_work on the *calling* CPU. A CPU on its way offline still runs our
+ * callbacks after it has left cpu_online_mask, for the wakeups it performs
+ * on the way out (the last stopper of stop_machine waking its caller, the
+ * idle task reporting to RCU). By then x86 has soft-disabled its local
+ * APIC (__cpu_disable), so the irq_work's self-interrupt is lost and the
+ * work stays on that CPU's list: no later irq_work there raises another
+ * interrupt (the list is not empty), and at the scheduler's stop the kernel
+ * waits for it in irq_work_sync() for ever (Documentation/testing.md, "The
+ * hotplug hang"). So a CPU the kernel no longer counts online sends no
+ * kick, and the kick is counted instead. The cost is one late start at
+ * worst: the kernel itself reschedules an idle CPU a wakee is enqueued on,
+ * and a queued task is found by the next CPU that dispatches.
+ */
+static __always_inline void kick_cpu(s32 target, u64 flags)
+{
+	const struct cpumask *online = scx_bpf_get_online_cpumask();
+	bool caller_online = bpf_cpumask_test_cpu(bpf_get_smp_processor_id(),
+						  online);
+
+	scx_bpf_put_cpumask(online);
+	if (!caller_online) {
+		stat_now(LOEHLE_STAT_KICK_FROM_OFFLINE);
+		return;
+	}
+	scx_bpf_kick_cpu(target, flags);
+}
 static __always_inline bool task_is_sched_idle(const struct task_struct *p)
 {
 	return p->policy == LOEHLE_SCHED_IDLE_POLICY;
@@ -1240,7 +1270,7 @@ static __always_inline void preempt_idle_work(struct loehle_stats *st,
 				    other);
 	if (target < 0)
 		return;
-	scx_bpf_kick_cpu(target, SCX_KICK_PREEMPT);
+	kick_cpu(target, SCX_KICK_PREEMPT);
 	stat_add(st, LOEHLE_STAT_SCHED_IDLE_PREEMPT, 1);
 }
 
@@ -1304,7 +1334,7 @@ static __always_inline void wake_for_idle_work(u32 llc, bool now_anyway)
 	}
 	if (cpu < 0)
 		return;
-	scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
+	kick_cpu(cpu, SCX_KICK_IDLE);
 	stat_now(now_anyway ? LOEHLE_STAT_IDLE_WAKE_RELEASED : LOEHLE_STAT_IDLE_WAKE_LATE);
 	if (loehle_idle_wake_again(scx_bpf_dsq_nr_queued(IDLE_DSQ(llc))))
 		__sync_val_compare_and_swap(since, 0, scx_bpf_now());
@@ -1349,7 +1379,7 @@ void LOEHLE_STRUCT_OPS(loehle_enqueue, struct task_struct *p, u64 enq_flags)
 			if (idle >= 0) {
 				loehle_dsq_insert(p, SCX_DSQ_LOCAL_ON | idle,
 						  cfg.slice_ns, enq_flags);
-				scx_bpf_kick_cpu(idle, SCX_KICK_IDLE);
+				kick_cpu(idle, SCX_KICK_IDLE);
 				stat_add(st, LOEHLE_STAT_SMT_MOVE, 1);
 				return;
 			}
@@ -1371,7 +1401,7 @@ void LOEHLE_STRUCT_OPS(loehle_enqueue, struct task_struct *p, u64 enq_flags)
 
 	/* Wake an idle CPU for it, ours first. */
 	if (scx_bpf_test_and_clear_cpu_idle(cpu)) {
-		scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
+		kick_cpu(cpu, SCX_KICK_IDLE);
 		stat_add(st, LOEHLE_STAT_KICK, 1);
 		return;
 	}
@@ -1387,7 +1417,7 @@ void LOEHLE_STRUCT_OPS(loehle_enqueue, struct task_struct *p, u64 enq_flags)
 	 */
 	idle = scx_bpf_pick_idle_cpu(p->cpus_ptr, 0);
 	if (idle >= 0) {
-		scx_bpf_kick_cpu(idle, SCX_KICK_IDLE);
+		kick_cpu(idle, SCX_KICK_IDLE);
 		stat_add(st, LOEHLE_STAT_KICK, 1);
 		return;
 	}

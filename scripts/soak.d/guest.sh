@@ -58,6 +58,14 @@ fail() { echo "$*" >>"$OUT/failures"; echo "soak: FAIL: $*" >&2; }
 log() { echo "soak: $*" >&2; }
 now() { cut -d. -f1 /proc/uptime; }
 count() { [ -f "$1" ] && wc -l <"$1" || echo 0; }
+# gone_within SECONDS PID: true once PID has exited, false if SECONDS pass first.
+gone_within() {
+	_t=0
+	while pid_alive "$2"; do
+		[ $_t -lt $(($1 * 10)) ] || return 1
+		sleep 0.1; _t=$((_t + 1))
+	done
+}
 # hammer_figure NAME FILE: a figure of loehle-hammer's closing line.
 hammer_figure() { awk -v k="$1" '{ for (i = 1; i < NF; i++) if ($i == k) print $(i + 1) }' "$2"; }
 
@@ -305,8 +313,26 @@ done
 drops=$("$SCHED" ctl stats --json 2>/dev/null | sed -n 's/.*"drops_total":\([0-9]*\).*/\1/p')
 followed=$("$SCHED" ctl stats --json 2>/dev/null | sed -n 's/.*"hotplug_events":\([0-9]*\).*/\1/p')
 generation=$("$SCHED" ctl get 2>/dev/null | sed -n 's/^generation \([0-9]*\):.*/\1/p')
+# Summed over every generation kept and the older ones' totals.
+withheld=$("$SCHED" ctl stats --json 2>/dev/null | grep -o '"kick_from_offline":[0-9]*' |
+	awk -F: '{ n += $2 } END { print NR ? n : "?" }')
+# Should the stop hang (Documentation/testing.md, "The hotplug hang"),
+# these are the CPUs to suspect.
+log "last hotplug changes: $(tail -n 4 "$T/hotplug.ok" 2>/dev/null | tr '\n' ',') kicks withheld: ${withheld:-?}"
 if pid_alive "$SCHED_PID"; then
-	stop_launched "$SCHED_PID"; rc=$?
+	kill -INT "$SCHED_PID"
+	if ! gone_within 60 "$SCHED_PID"; then
+		# Blocked tasks' stacks to the kernel log, then an NMI on every
+		# CPU: its printk raises a stuck CPU's irq_work list, which has
+		# set such a hang loose before.
+		echo w >/proc/sysrq-trigger
+		echo l >/proc/sysrq-trigger
+		fail "the scheduler did not stop within 60 s of SIGINT (the kernel's stack: $(dmesg | grep -m 4 -oE '(irq_work_sync|free_kick_syncs|scx_root_disable|bpf_scx_unreg)[^ ]*' | tr '\n' ' '))"
+		gone_within 60 "$SCHED_PID" && how=stopped || how='is still stopping'
+		log "after sysrq l the scheduler $how"
+	fi
+	rc=0
+	pid_alive "$SCHED_PID" || { wait "$SCHED_PID"; rc=$?; }
 	[ "$rc" -eq 0 ] || fail "the scheduler exited with status $rc on SIGINT (log: $(log_tail "$T/sched.log" 5))"
 fi
 
@@ -357,6 +383,7 @@ fi
 	printf 'cpu.idle flips\t%s\n' "$(count "$T/cg-flip.ok")"
 	printf 'hackbench runs\t%s\n' "$(count "$T/hackbench.ok")"
 	printf 'wakeup runs\t%s\n' "$(count "$T/wakeups.ok")"
+	printf 'kicks withheld: the calling CPU was offline\t%s\n' "${withheld:-?}"
 	printf 'event drops\t%s\n' "${drops:-?}"
 	printf 'errors\t%s\n' "$(count "$OUT/failures")"
 	printf 'daemon RSS kB: start, after warm-up, end\t%s, %s, %s\n' "$rss_start" "${rss_warm:-?}" "$rss_end"
