@@ -77,8 +77,8 @@
  * read and the attach is caught by the kernel: the loader passes the
  * hotplug sequence number it read first, and the kernel refuses the
  * enable with a restart request when it moved on. A CPU already out of
- * cpu_online_mask sends no kicks (kick_cpu(): their irq_work would never
- * run, and the scheduler's stop would wait for it).
+ * cpu_online_mask claims and kicks no idle CPU (kick_allowed(): its kick's
+ * irq_work would never run, and the scheduler's stop would wait for it).
  *
  * SMT over time. A wakeup may leave a task beside a busy sibling, since the
  * fast path looks only inside prev's LLC. Under idle-core, a task whose
@@ -403,33 +403,34 @@ static __always_inline void stat_now(u32 idx)
 }
 
 /*
- * Every kick goes through here. scx_bpf_kick_cpu() defers the kick to an
- * irq_work on the *calling* CPU. A CPU on its way offline still runs our
- * callbacks after it has left cpu_online_mask, for the wakeups it performs
- * on the way out (the last stopper of stop_machine waking its caller, the
- * idle task reporting to RCU). By then x86 has soft-disabled its local
- * APIC (__cpu_disable), so the irq_work's self-interrupt is lost and the
- * work stays on that CPU's list: no later irq_work there raises another
- * interrupt (the list is not empty), and at the scheduler's stop the kernel
- * waits for it in irq_work_sync() for ever (Documentation/testing.md, "The
- * hotplug hang"). So a CPU the kernel no longer counts online sends no
- * kick, and the kick is counted instead. The cost is one late start at
- * worst: the kernel itself reschedules an idle CPU a wakee is enqueued on,
- * and a queued task is found by the next CPU that dispatches.
+ * May this CPU claim and kick an idle CPU? Not once it has left
+ * cpu_online_mask. scx_bpf_kick_cpu() defers the kick to an irq_work on
+ * the *calling* CPU, and a CPU on its way offline still runs our callbacks
+ * for the wakeups it performs on the way out (the last stopper of
+ * stop_machine, for one, wakes its caller). By then x86 has soft-disabled
+ * its local APIC (__cpu_disable), so the irq_work's self-interrupt is lost
+ * and the work stays on that CPU's list: an irq_work queued there later
+ * raises no interrupt (the list is not empty), so it waits for that CPU's
+ * next trip offline, which runs the list, and a scheduler stopping first
+ * spins in irq_work_sync() (Documentation/testing.md, "The hotplug
+ * hang"). Nor is an idle CPU claimed there: claimed and not woken, it
+ * would stay hidden from every pick until it next ran the scheduler. The
+ * task waits in its queue instead, and the kernel itself reschedules the
+ * wakee's CPU if that one is idle. Every kick site is behind this test;
+ * a refusal is counted.
  */
-static __always_inline void kick_cpu(s32 target, u64 flags)
+static __always_inline bool kick_allowed(void)
 {
 	const struct cpumask *online = scx_bpf_get_online_cpumask();
 	bool caller_online = bpf_cpumask_test_cpu(bpf_get_smp_processor_id(),
 						  online);
 
 	scx_bpf_put_cpumask(online);
-	if (!caller_online) {
+	if (!caller_online)
 		stat_now(LOEHLE_STAT_KICK_FROM_OFFLINE);
-		return;
-	}
-	scx_bpf_kick_cpu(target, flags);
+	return caller_online;
 }
+
 static __always_inline bool task_is_sched_idle(const struct task_struct *p)
 {
 	return p->policy == LOEHLE_SCHED_IDLE_POLICY;
@@ -1237,7 +1238,7 @@ __noinline s32 loehle_claim_idle_core_near(struct task_struct *p __arg_trusted,
  * on its own CPU first (loehle/queue.h). Only a CPU the
  * task may run on: kicking another would cost the idle work its CPU for
  * nothing. (The other CPU is one idle-work CPU of the LLC, not a search
- * of them all for one in the task's mask.)
+ * of them all for one in the task's mask.) Only behind kick_allowed().
  */
 static __always_inline void preempt_idle_work(struct loehle_stats *st,
 					      struct task_struct *p, s32 cpu,
@@ -1270,7 +1271,7 @@ static __always_inline void preempt_idle_work(struct loehle_stats *st,
 				    other);
 	if (target < 0)
 		return;
-	kick_cpu(target, SCX_KICK_PREEMPT);
+	scx_bpf_kick_cpu(target, SCX_KICK_PREEMPT);
 	stat_add(st, LOEHLE_STAT_SCHED_IDLE_PREEMPT, 1);
 }
 
@@ -1324,6 +1325,8 @@ static __always_inline void wake_for_idle_work(u32 llc, bool now_anyway)
 	seen = *since;
 	if (!seen || (!now_anyway && !loehle_idle_wake_due(scx_bpf_now(), seen)))
 		return;
+	if (!kick_allowed())
+		return;
 	if (__sync_val_compare_and_swap(since, seen, 0) != seen)
 		return;
 	/* An empty queue: its own CPU took it back meanwhile, the usual case. */
@@ -1334,7 +1337,7 @@ static __always_inline void wake_for_idle_work(u32 llc, bool now_anyway)
 	}
 	if (cpu < 0)
 		return;
-	kick_cpu(cpu, SCX_KICK_IDLE);
+	scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
 	stat_now(now_anyway ? LOEHLE_STAT_IDLE_WAKE_RELEASED : LOEHLE_STAT_IDLE_WAKE_LATE);
 	if (loehle_idle_wake_again(scx_bpf_dsq_nr_queued(IDLE_DSQ(llc))))
 		__sync_val_compare_and_swap(since, 0, scx_bpf_now());
@@ -1374,12 +1377,13 @@ void LOEHLE_STRUCT_OPS(loehle_enqueue, struct task_struct *p, u64 enq_flags)
 		 * prev's LLC). If a whole core is idle, move there now,
 		 * nearest first.
 		 */
-		if (cfg.smt == LOEHLE_SMT_IDLE_CORE && smt_move_wanted(p, cpu)) {
+		if (cfg.smt == LOEHLE_SMT_IDLE_CORE && smt_move_wanted(p, cpu) &&
+		    kick_allowed()) {
 			idle = loehle_claim_idle_core_near(p, cpu);
 			if (idle >= 0) {
 				loehle_dsq_insert(p, SCX_DSQ_LOCAL_ON | idle,
 						  cfg.slice_ns, enq_flags);
-				kick_cpu(idle, SCX_KICK_IDLE);
+				scx_bpf_kick_cpu(idle, SCX_KICK_IDLE);
 				stat_add(st, LOEHLE_STAT_SMT_MOVE, 1);
 				return;
 			}
@@ -1399,9 +1403,11 @@ void LOEHLE_STRUCT_OPS(loehle_enqueue, struct task_struct *p, u64 enq_flags)
 	loehle_dsq_insert_vtime(p, dsq, cfg.slice_ns,
 				vtime_bound(vtime, dsq, cfg.slice_ns), enq_flags);
 
+	if (!kick_allowed())
+		return;
 	/* Wake an idle CPU for it, ours first. */
 	if (scx_bpf_test_and_clear_cpu_idle(cpu)) {
-		kick_cpu(cpu, SCX_KICK_IDLE);
+		scx_bpf_kick_cpu(cpu, SCX_KICK_IDLE);
 		stat_add(st, LOEHLE_STAT_KICK, 1);
 		return;
 	}
@@ -1417,7 +1423,7 @@ void LOEHLE_STRUCT_OPS(loehle_enqueue, struct task_struct *p, u64 enq_flags)
 	 */
 	idle = scx_bpf_pick_idle_cpu(p->cpus_ptr, 0);
 	if (idle >= 0) {
-		kick_cpu(idle, SCX_KICK_IDLE);
+		scx_bpf_kick_cpu(idle, SCX_KICK_IDLE);
 		stat_add(st, LOEHLE_STAT_KICK, 1);
 		return;
 	}

@@ -130,7 +130,7 @@ enum loehle_stat {
 	LOEHLE_STAT_IDLE_WAKE_DEFERRED,	/* displaced idle work queued, no idle CPU woken yet */
 	LOEHLE_STAT_IDLE_WAKE_LATE,	/* an idle CPU woken for displaced idle work that still waited */
 	LOEHLE_STAT_IDLE_WAKE_RELEASED,	/* the same, at once: a higher class took a CPU of its LLC */
-	LOEHLE_STAT_KICK_FROM_OFFLINE,	/* kicks not sent: the calling CPU had left cpu_online_mask */
+	LOEHLE_STAT_KICK_FROM_OFFLINE,	/* no idle CPU claimed or kicked: the caller had left cpu_online_mask */
 	LOEHLE_STAT_EVENTS,
 	LOEHLE_STAT_EVENT_DROPS,
 	LOEHLE_NR_STATS,

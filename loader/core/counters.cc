@@ -65,8 +65,8 @@ constexpr std::array<ScalarCounter, LOEHLE_NR_STATS - LOEHLE_STAT_CANDIDATES>
          "idle CPUs woken for displaced idle work that still waited after the delay"},
         {"idle_wake_released", "kicks",
          "idle CPUs woken at once for displaced idle work: a higher class took a CPU of its LLC"},
-        {"kick_from_offline", "kicks",
-         "kicks not sent because the calling CPU was already offline (its irq_work would never run)"},
+        {"kick_from_offline", "calls",
+         "enqueues and deferred wakes on a CPU already offline: no idle CPU claimed or kicked"},
         {"events", "events", "pick events submitted to the ring buffer"},
         {"event_drops", "events", "pick events lost: the ring buffer was full"},
     }};

@@ -32,7 +32,8 @@
 # stall, BUG or WARNING line, every workload ends with status 0, every
 # switch and well-formed request is answered, the malformed line gets an
 # error reply, and the RSS at the end is within 1 MiB of the RSS after the
-# warm-up (the first two thirds of the run), each the lowest of 10 s.
+# warm-up (the first two thirds of the run), each the lowest of 10 s, and
+# the scheduler stops within 60 s of SIGINT at the end.
 set -u
 
 . tests/vm/lib/guest.sh
@@ -58,10 +59,11 @@ fail() { echo "$*" >>"$OUT/failures"; echo "soak: FAIL: $*" >&2; }
 log() { echo "soak: $*" >&2; }
 now() { cut -d. -f1 /proc/uptime; }
 count() { [ -f "$1" ] && wc -l <"$1" || echo 0; }
-# gone_within SECONDS PID: true once PID has exited, false if SECONDS pass first.
+# gone_within SECONDS PID: true once PID has exited (a zombie counts as
+# exited: kill -0 still finds it), false if SECONDS pass first.
 gone_within() {
 	_t=0
-	while pid_alive "$2"; do
+	while pid_alive "$2" && [ "$(sed 's/.*) //' "/proc/$2/stat" 2>/dev/null | cut -d' ' -f1)" != Z ]; do
 		[ $_t -lt $(($1 * 10)) ] || return 1
 		sleep 0.1; _t=$((_t + 1))
 	done
@@ -321,6 +323,7 @@ withheld=$("$SCHED" ctl stats --json 2>/dev/null | grep -o '"kick_from_offline":
 log "last hotplug changes: $(tail -n 4 "$T/hotplug.ok" 2>/dev/null | tr '\n' ',') kicks withheld: ${withheld:-?}"
 if pid_alive "$SCHED_PID"; then
 	kill -INT "$SCHED_PID"
+	stopped=true
 	if ! gone_within 60 "$SCHED_PID"; then
 		# Blocked tasks' stacks to the kernel log, then an NMI on every
 		# CPU: its printk raises a stuck CPU's irq_work list, which has
@@ -328,11 +331,11 @@ if pid_alive "$SCHED_PID"; then
 		echo w >/proc/sysrq-trigger
 		echo l >/proc/sysrq-trigger
 		fail "the scheduler did not stop within 60 s of SIGINT (the kernel's stack: $(dmesg | grep -m 4 -oE '(irq_work_sync|free_kick_syncs|scx_root_disable|bpf_scx_unreg)[^ ]*' | tr '\n' ' '))"
-		gone_within 60 "$SCHED_PID" && how=stopped || how='is still stopping'
-		log "after sysrq l the scheduler $how"
+		gone_within 60 "$SCHED_PID" || stopped=false
+		log "after sysrq l the scheduler $($stopped && echo stopped || echo 'is still stopping')"
 	fi
 	rc=0
-	pid_alive "$SCHED_PID" || { wait "$SCHED_PID"; rc=$?; }
+	! $stopped || { wait "$SCHED_PID"; rc=$?; }
 	[ "$rc" -eq 0 ] || fail "the scheduler exited with status $rc on SIGINT (log: $(log_tail "$T/sched.log" 5))"
 fi
 
