@@ -320,7 +320,7 @@ withheld=$("$SCHED" ctl stats --json 2>/dev/null | grep -o '"kick_from_offline":
 	awk -F: '{ n += $2 } END { print NR ? n : "?" }')
 # Should the stop hang (Documentation/testing.md, "The hotplug hang"),
 # these are the CPUs to suspect.
-log "last hotplug changes: $(tail -n 4 "$T/hotplug.ok" 2>/dev/null | tr '\n' ',') kicks withheld: ${withheld:-?}"
+log "last hotplug changes: $(tail -n 4 "$T/hotplug.ok" 2>/dev/null | tr '\n' ',') enqueues on an offline CPU: ${withheld:-?}"
 if pid_alive "$SCHED_PID"; then
 	kill -INT "$SCHED_PID"
 	stopped=true
@@ -386,7 +386,7 @@ fi
 	printf 'cpu.idle flips\t%s\n' "$(count "$T/cg-flip.ok")"
 	printf 'hackbench runs\t%s\n' "$(count "$T/hackbench.ok")"
 	printf 'wakeup runs\t%s\n' "$(count "$T/wakeups.ok")"
-	printf 'kicks withheld: the calling CPU was offline\t%s\n' "${withheld:-?}"
+	printf 'enqueues on an offline CPU (no idle CPU claimed or kicked)\t%s\n' "${withheld:-?}"
 	printf 'event drops\t%s\n' "${drops:-?}"
 	printf 'errors\t%s\n' "$(count "$OUT/failures")"
 	printf 'daemon RSS kB: start, after warm-up, end\t%s, %s, %s\n' "$rss_start" "${rss_warm:-?}" "$rss_end"
