@@ -113,7 +113,7 @@ std::string FormatGeneration(const GenerationSnapshot& gen) {
       &out,
       "  scans skipped %u, sched-idle claims lost %u, cpu releases %u, "
       "smt moves %u, idle dispatches %u, idle turns %u, idle wakes "
-      "deferred %u, idle wakes late %u, idle wakes released %u, kicks from "
+      "deferred %u, idle wakes late %u, idle wakes released %u, enqueues on "
       "offline CPUs %u, events %u, event drops %u\n",
       c.Get(LOEHLE_STAT_SCAN_SKIPPED), c.Get(LOEHLE_STAT_SI_CLAIM_LOST),
       c.Get(LOEHLE_STAT_CPU_RELEASE), c.Get(LOEHLE_STAT_SMT_MOVE),
