@@ -391,7 +391,7 @@ constexpr FlagSpec kFlags[] = {
      kSettingsCommands, ApplySampleEvery},
     {"stats", "SECONDS", "0", "print a summary line every SECONDS (0: none)",
      kRunCommand, ApplyStats},
-    {"keep-generations", "N", "64",
+    {"keep-generations", "N", "16",
      "generations the stats reply lists one by one (1..4096);\n"
      "older ones are summed under older_generations",
      kRunCommand, ApplyKeepGenerations},

@@ -81,8 +81,8 @@ launch_ready 60 "$T/sched.log" "$SCHED ctl get" -- \
 SCHED_PID=$LAUNCHED_PID
 START=$(now)
 END=$((START + SECS))
-# The RSS climbs until the kept generations (64) are full and the replies
-# have their full size, which takes 60-130 s at this load's 1.5-2
+# The RSS climbs until the kept generations (16) are full and the replies
+# have their full size, which takes 10-30 s at this load's 1.5-2
 # switches a second: the warm-up is the first two thirds of the run.
 WARM=$((SECS * 2 / 3))
 # The marathon fills the kept generations within seconds (about 500
