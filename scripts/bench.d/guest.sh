@@ -7,7 +7,8 @@
 # Environment (scripts/bench sets it):
 #   BENCH_OUT     where the raw outputs go (default /out)
 #   BENCH_SCHED   the scheduler binary (default <repo>/build/scx_loehle)
-#   BENCH_QUICK   1: one repetition at small sizes (smoke run)
+#   BENCH_QUICK   1: one repetition at small sizes
+#   BENCH_SMOKE   1 (with BENCH_QUICK): smaller still, no warm-up runs
 #   BENCH_REPS    repetitions per configuration (default 5; 1 when quick)
 #   BENCH_ONLY    experiments to run, comma-separated: fork, schedidle,
 #                 latency, smt, overhead, foreground, wakeup, scope
@@ -33,6 +34,7 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 OUT=${BENCH_OUT:-/out}
 SCHED=${BENCH_SCHED:-$ROOT/build/scx_loehle}
 QUICK=${BENCH_QUICK:-0}
+SMOKE=${BENCH_SMOKE:-0}
 if [ "$QUICK" = 1 ]; then REPS=${BENCH_REPS:-1}; else REPS=${BENCH_REPS:-5}; fi
 ONLY=${BENCH_ONLY:-}
 STATE=${BENCH_STATE:-/sys/kernel/sched_ext/state}  # overridable for tests with a mock
@@ -593,6 +595,7 @@ write_meta() {
 	echo "$NCPUS" >"$_m/ncpus"
 	{
 		echo "quick=$QUICK"
+		echo "smoke=$SMOKE"
 		echo "reps=$REPS"
 		echo "only=$ONLY"
 		echo "fork_t=$FORK_T"
@@ -655,6 +658,13 @@ if [ "$QUICK" = 1 ]; then
 	SMT_T=5 OH_T=2 OH_HB=20
 	FG_GROUPS=2 FG_LOOPS=50 FG_HB=20 FG_D=2
 	WK_COUNT=2000
+	# The smoke run: the goal's fork size and one without concurrency,
+	# one batch size, a tenth of the foreground's loops.
+	if [ "$SMOKE" = 1 ]; then
+		FORK_SIZES="1,1 8,4"
+		SI_SIZES="8"
+		FG_LOOPS=10 FG_HB=5
+	fi
 else
 	FORK_T=5 FORK_SIZES="1,1 4,1 4,4 8,1 8,4 16,1"
 	SI_SIZES="1 2 4 8 16" SI_JOBS=32 SI_LOOP=10000
@@ -688,6 +698,10 @@ PS_fork=$FORK_SIZES
 CFG_schedidle="kernel=kernel builtin=builtin/mainline/idle-core mainline=reservoir/mainline/idle-core wakee-aware=reservoir/wakee-aware/idle-core"
 PS_schedidle=$SI_SIZES
 CFG_latency="kernel=kernel builtin=builtin/mainline/idle-core mainline=reservoir/mainline/idle-core wakee-aware=reservoir/wakee-aware/idle-core idle-first=reservoir/idle-first/idle-core ignore=reservoir/ignore/idle-core"
+# The smoke run: the baseline, the old behaviour and the default (a latency
+# run costs 30-50 s of a loaded TCG guest, mostly in starting and stopping
+# its noise and benchmarks).
+[ "$SMOKE" = 1 ] && CFG_latency="kernel=kernel mainline=reservoir/mainline/idle-core wakee-aware=reservoir/wakee-aware/idle-core"
 # Quick runs take layout t1 only: under TCG one latency run with its
 # SCHED_IDLE noise costs about a minute.
 if [ "$QUICK" = 1 ]; then PS_latency="t1"; else PS_latency="t1 t2"; fi
@@ -721,8 +735,9 @@ for e in fork schedidle latency smt overhead foreground wakeup scope; do want "$
 # repetition. A repetition runs the kernel baseline of every experiment
 # (scheduler stopped), then every scx configuration of every experiment in
 # an order rotated by the repetition number. One warm-up run per experiment
-# (kernel scheduler, discarded) comes first.
+# (kernel scheduler, discarded) comes first, but in the smoke run.
 for e in $EXPS; do
+	[ "$SMOKE" = 1 ] && break
 	eval "_ps=\$PS_$e _wl=wl_$e"
 	run "$e" 0 warmup kernel "${_ps%% *}" 1 "$_wl" "${_ps%% *}" </dev/null
 done

@@ -31,6 +31,7 @@ FORK_POLICIES = ["kernel", "floor", "floor-nostats", "builtin", "recency", "firs
 CLAIM_POLICIES = ["recency", "first", "reservoir"]
 SI_CONFIGS = ["kernel", "builtin", "mainline", "wakee-aware"]
 LAT_CONFIGS = ["kernel", "builtin", "mainline", "wakee-aware", "idle-first", "ignore"]
+LAT_SMOKE_CONFIGS = ["kernel", "mainline", "wakee-aware"]
 SMT_CONFIGS = ["kernel", "builtin", "off", "idle-core"]
 OH_POLICIES = ["floor", "builtin", "recency", "first", "reservoir", "default", "default-task", "sampled"]
 SCOPE_CONFIGS = ["task", "cgroup", "hierarchy"]
@@ -965,6 +966,8 @@ def main():
         required = REQUIRED[x]
         if x == "foreground" and meta.get("quick") == "1":
             required = FG_QUICK_CONFIGS
+        if x == "latency" and meta.get("smoke") == "1":
+            required = LAT_SMOKE_CONFIGS
         missing = [c for c in required if c not in have]
         if missing:
             problems.append(f"{x}: no parseable run for {', '.join(missing)}")
@@ -986,7 +989,7 @@ def main():
           f"Kernel {env['kernel']}, {env['cpus']} CPUs ({host.get('mode', '?')}"
           + (f": {meta['vm_cpus']} vCPUs, SMT {meta.get('vm_smt')}, {meta.get('vm_nodes')} nodes, "
              f"{meta.get('vm_mem_mb')} MiB" if meta.get("vm_cpus") else "") + "), "
-          f"{meta.get('reps')} repetition(s){' (quick)' if meta.get('quick') == '1' else ''}, "
+          f"{meta.get('reps')} repetition(s){' (smoke)' if meta.get('smoke') == '1' else ' (quick)' if meta.get('quick') == '1' else ''}, "
           f"{scx_version(env['versions'])}, git {host.get('git', '?')}, "
           f"host {host.get('host_model', '?')} ({host.get('host_cpus', '?')} CPUs), "
           f"wall time {host.get('wall_s', '?')} s.", "",

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Checks what `scripts/bench --quick --out DIR` left in DIR: results.json
+# Checks what `scripts/bench --smoke --out DIR` (or --quick) left in DIR: results.json
 # loads and holds runs of every experiment, report.md has every experiment's
 # heading, every plot it references exists and is a PNG.
 #   tests/bench/check-outputs.sh DIR
