@@ -659,7 +659,8 @@ if [ "$QUICK" = 1 ]; then
 	FG_GROUPS=2 FG_LOOPS=50 FG_HB=20 FG_D=2
 	WK_COUNT=2000
 	# The smoke run: the goal's fork size and one without concurrency,
-	# one batch size, a tenth of the foreground's loops.
+	# one batch size, a fifth of the foreground's messaging loops and a
+	# quarter of its hackbench loops.
 	if [ "$SMOKE" = 1 ]; then
 		FORK_SIZES="1,1 8,4"
 		SI_SIZES="8"

@@ -648,7 +648,7 @@ def report_latency(runs, meta, p, md, claims):
         series = {}
         mainline99 = metric(g.get(("mainline", layout), []), lambda x: x["cyclictest"]["p99"])
         kernel99 = metric(g.get(("kernel", layout), []), lambda x: x["cyclictest"]["p99"])
-        for c in LAT_CONFIGS:
+        for c in [c for c in LAT_CONFIGS if any(k[0] == c for k in g)]:
             rs = g.get((c, layout), [])
             ps = [metric(rs, lambda x, n=n: x["cyclictest"][n]) for n, _ in PCTS]
             series[c] = ps
@@ -997,7 +997,8 @@ def main():
           "Configurations: `kernel` = the kernel's own scheduler (scx_loehle stopped); every "
           "other column is a live `scx_loehle ctl set` (one generation per run); `builtin` = "
           "`scx_bpf_select_cpu_dfl()`. Each repetition runs every configuration once, in "
-          "rotated order, after one warm-up run. Cells: median [min-max].", ""]
+          "rotated order, after one warm-up run" + (" (none in a smoke run)" if meta.get("smoke") == "1" else "")
+          + ". Cells: median [min-max].", ""]
     p = Plotter(out)
     claims = {}
     for x in EXPERIMENTS:

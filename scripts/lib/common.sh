@@ -48,6 +48,16 @@ copy_worktree() {
 	fi
 }
 die() { printf '%s: error: %s\n' "$(basename "$0")" "$*" >&2; exit 1; }
+
+# build_locked DIR [ARGS...]: `cmake --build DIR ARGS...`, one at a time per
+# build folder. ctest runs guests side by side, and the scripts they call
+# (the vm tier's package, the benchmark's binaries) build the same folder;
+# the layering test takes the same lock (tests/layering/CMakeLists.txt).
+build_locked() {
+	local dir=$1
+	shift
+	flock "$dir/.loehle-build.lock" cmake --build "$dir" "$@"
+}
 usage_die() { printf '%s: error: %s\n' "$(basename "$0")" "$*" >&2; exit 2; }
 
 # A parser loop takes one option per turn and shifts by OPT_SHIFT:

@@ -82,8 +82,9 @@ SCHED_PID=$LAUNCHED_PID
 START=$(now)
 END=$((START + SECS))
 # The RSS climbs until the kept generations (16) are full and the replies
-# have their full size, which takes 10-30 s at this load's 1.5-2
-# switches a second: the warm-up is the first two thirds of the run.
+# have their full size, which takes a few seconds at this load's 4-5
+# switches a second (64 took 60-130 s at 1.5-2): the warm-up is the first
+# two thirds of the run.
 WARM=$((SECS * 2 / 3))
 # The marathon fills the kept generations within seconds (about 500
 # switches a second without scx CI's load).
