@@ -34,6 +34,9 @@ SCX=/sys/kernel/sched_ext
 STATE=$SCX/state
 REASON=/tmp/case.reason
 SCHED_PID_FILE=/tmp/sched.pid
+# Pinned CPU hogs a case started (seeds.sh: start_pinned_hogs), one pid a
+# line: they run until stopped, so a failed case's are killed here.
+HOGS_PID_FILE=/tmp/hogs.pids
 
 fail() {
 	printf '%s\n' "$*" >"$REASON"
@@ -79,6 +82,10 @@ cleanup_case() {
 		_p=$(cat "$SCHED_PID_FILE")
 		kill -9 "$_p" 2>/dev/null
 		rm -f "$SCHED_PID_FILE"
+	fi
+	if [ -f "$HOGS_PID_FILE" ]; then
+		kill -9 $(cat "$HOGS_PID_FILE") 2>/dev/null
+		rm -f "$HOGS_PID_FILE"
 	fi
 	[ -e "$STATE" ] && ! wait_state disabled 10 && echo "# warning: state stays '$(cat "$STATE")' after the case"
 	for _f in /sys/devices/system/cpu/cpu*/online; do

@@ -6,7 +6,8 @@
 # (LOEHLE_VM_NODES=1: 8 CPUs, one node, one LLC, SMT pairs {0,1}..{6,7});
 # the others the vm tier's 2-node layout.
 #
-# Statistical checks and their false-failure rates:
+# Statistical checks and their false-failure rates (seed000_spread in
+# scheduler.sh uses them too):
 # - "uniform" fails only when a chi-square test rejects uniformity at
 #   p = 0.001 AND the effect size (chi-square per pick) is above 0.1, so a
 #   truly uniform spread fails at most 0.1% of the time; the effect-size
@@ -19,14 +20,26 @@
 #   configuration's [0 289 0 130 0 15 0 5], about 2 for first.
 # - "concentrated" needs an effect size above 0.1 and 4x the uniform run's.
 
-# Starts `stress-ng --cpu 1` pinned to each CPU in $1; the pids in $HOGS.
+# Starts `stress-ng --cpu 1` pinned to each CPU in $1; the pids in $HOGS
+# (and in the runner's $HOGS_PID_FILE, whose cleanup kills what a failed
+# case left). They run until stop_hogs: with a 120-s limit the hogs of
+# flat_seed000_default_config ended during its third 300 forks in a slow
+# CI guest (6.18, 146 s), and `first` then put 152 forks on their CPUs.
 start_pinned_hogs() {
 	HOGS=
 	for cpu in $1; do
-		taskset -c "$cpu" stress-ng --cpu 1 --cpu-method int64 -t 120 --quiet &
+		taskset -c "$cpu" stress-ng --cpu 1 --cpu-method int64 -t 3600 --quiet &
 		HOGS="$HOGS $!"
+		echo "$!" >>"$HOGS_PID_FILE"
 	done
 	sleep 1
+}
+
+# Fails unless every hog of start_pinned_hogs still runs ($1: after what).
+hogs_alive() {
+	for pid in $HOGS; do
+		kill -0 "$pid" 2>/dev/null || fail "hog $pid ended before $1 did"
+	done
 }
 
 # Pins every task that may move to the CPUs in $1 (kernel threads bound
@@ -41,11 +54,15 @@ stop_hogs() {
 	kill $HOGS 2>/dev/null
 	wait $HOGS 2>/dev/null
 	HOGS=
+	rm -f "$HOGS_PID_FILE"
 }
 
-# "chi2 total" on stdin; exit 0 when uniform in the sense above.
+# "chi2 total" on stdin; exit 0 when uniform in the sense above. $1: the
+# degrees of freedom (tied CPUs - 1), 3 unless given; the critical values
+# at p = 0.001 are 13.82 (2) and 16.27 (3).
 is_uniform() {
-	awk '{ exit !($2 >= 80 && ($1 < 16.27 || $1 / $2 < 0.1)) }'
+	awk -v df="${1:-3}" '{ crit = (df == 2 ? 13.82 : 16.27)
+		exit !($2 >= 80 && ($1 < crit || $1 / $2 < 0.1)) }'
 }
 
 # The issue-10 layout: one busy thread on every core, so no core is idle
@@ -86,6 +103,7 @@ case_flat_seed000_default_config() {
 	fork_picks_of 2 "--smt=off"; p2=$PICKS
 	"$SCHED" ctl set --smt=idle-core --policy=first >/dev/null || fail "ctl set --policy=first failed"
 	fork_picks_of 3 "first"; p3=$PICKS
+	hogs_alive "the forks"
 	stop_hogs
 	for g in 1 2 3; do
 		eval "picks=\$p$g"
