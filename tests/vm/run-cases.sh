@@ -84,7 +84,8 @@ cleanup_case() {
 		rm -f "$SCHED_PID_FILE"
 	fi
 	if [ -f "$HOGS_PID_FILE" ]; then
-		kill -9 $(cat "$HOGS_PID_FILE") 2>/dev/null
+		# SIGTERM: stress-ng then stops its workers too.
+		kill $(cat "$HOGS_PID_FILE") 2>/dev/null
 		rm -f "$HOGS_PID_FILE"
 	fi
 	[ -e "$STATE" ] && ! wait_state disabled 10 && echo "# warning: state stays '$(cat "$STATE")' after the case"
