@@ -394,12 +394,17 @@ static __always_inline void stat_add(struct loehle_stats *s, u32 idx, u64 n)
 		s->counters[idx] += n;
 }
 
-/* Count one event under the generation in force. */
-static __always_inline void stat_now(u32 idx)
+/* Count n events under the generation in force. */
+static __always_inline void stat_now_add(u32 idx, u64 n)
 {
 	u32 slot = *(volatile u32 *)&active_config & 1;
 
-	stat_add(stats_for(configs[slot].generation), idx, 1);
+	stat_add(stats_for(configs[slot].generation), idx, n);
+}
+
+static __always_inline void stat_now(u32 idx)
+{
+	stat_now_add(idx, 1);
 }
 
 /*
@@ -1175,16 +1180,40 @@ static __always_inline void queue_clock_advance(u32 dsq, u64 vtime)
 }
 
 /*
+ * Has p disabled migration itself? A BPF program runs with migration
+ * disabled for the task it interrupts (the trampoline's migrate_disable()
+ * with preemptible RCU, Debian's configuration), so for the current task
+ * one level is ours, not p's. Wrong only on a kernel without that level,
+ * where a task that disabled migration once is taken for movable: the
+ * idle CPU's self-kick (loehle_update_idle) still runs it.
+ */
+static __always_inline bool task_migration_disabled(const struct task_struct *p)
+{
+	u32 depth;
+
+	if (!bpf_core_field_exists(p->migration_disabled))
+		return false;
+	depth = p->migration_disabled;
+	if (depth && p == (const struct task_struct *)bpf_get_current_task_btf())
+		depth--;
+	return depth > 0;
+}
+
+/*
  * Seed 002 at slice expiry: should a task of ours on `cpu` leave it for a
- * whole idle core? Only when another thread of its core is busy and some
- * core it may run on is wholly idle.
+ * whole idle core? Only when the kernel will hand it to ops.enqueue and it
+ * may run elsewhere (loehle_smt_movable), another thread of its core is
+ * busy and some core it may run on is wholly idle.
  */
 static __always_inline bool smt_move_wanted(struct task_struct *p, s32 cpu)
 {
 	const struct cpumask *idle_smt;
 	bool any;
 
-	if (!smt_active || !sibling_busy(cpu))
+	if (!smt_active ||
+	    !loehle_smt_movable(!!(p->flags & PF_EXITING),
+				task_migration_disabled(p), p->nr_cpus_allowed) ||
+	    !sibling_busy(cpu))
 		return false;
 	idle_smt = scx_bpf_get_idle_smtmask();
 	any = bpf_cpumask_intersects(idle_smt, p->cpus_ptr);
@@ -1357,9 +1386,18 @@ void LOEHLE_STRUCT_OPS(loehle_enqueue, struct task_struct *p, u64 enq_flags)
 	st = stats_for(cfg.generation);
 	stat_add(st, LOEHLE_STAT_ENQUEUE, 1);
 
-	/* Per-CPU kthreads: their own CPU, next (loehle/queue.h). */
+	/*
+	 * Per-CPU kthreads: their own CPU, next (loehle/queue.h). Who runs
+	 * it: that CPU, at once when it runs idle work (preempted here, under
+	 * its rq lock, where its record is current), else at the end of the
+	 * running task's slice; an idle CPU is rescheduled by the insert.
+	 */
 	if (loehle_goes_local(!!(p->flags & PF_KTHREAD), p->nr_cpus_allowed) &&
 	    bpf_cpumask_test_cpu(cpu, p->cpus_ptr)) {
+		if (loehle_kthread_preempts(runs_idle_work(cpu))) {
+			enq_flags |= SCX_ENQ_PREEMPT;
+			stat_add(st, LOEHLE_STAT_KTHREAD_PREEMPT, 1);
+		}
 		loehle_dsq_insert(p, SCX_DSQ_LOCAL, cfg.slice_ns, enq_flags);
 		return;
 	}
@@ -1661,6 +1699,18 @@ void LOEHLE_STRUCT_OPS(loehle_update_idle, s32 cpu, bool idle)
 	was = loehle_si_runs_idle_work(&cs->si);
 	loehle_si_on_idle(&cs->si);
 	track_idle_work(cpu, cs, was);
+	/*
+	 * A task in this CPU's local DSQ as it goes idle (loehle/queue.h,
+	 * loehle_idle_kicks_itself): who runs it is this CPU, rescheduled by
+	 * its own kick as soon as it leaves this callback. A CPU already out
+	 * of cpu_online_mask cannot kick itself; the kernel pushes its tasks
+	 * on (balance_push).
+	 */
+	if (loehle_idle_kicks_itself(scx_bpf_dsq_nr_queued(SCX_DSQ_LOCAL_ON | cpu)) &&
+	    kick_allowed()) {
+		scx_bpf_kick_cpu(cpu, 0);
+		stat_now(LOEHLE_STAT_IDLE_LOCAL_KICK);
+	}
 }
 
 SEC("tp_btf/cpu_idle")
@@ -1705,28 +1755,41 @@ void LOEHLE_STRUCT_OPS(loehle_cpu_online, s32 cpu)
 	__sync_fetch_and_add(&hotplug.events, 1);
 }
 
-/* Hands queue `dsq`'s tasks that only `cpu` may run to the global DSQ. */
-static __always_inline void rehome_stranded(u64 dsq, s32 cpu)
+/*
+ * Hands queue `dsq`'s tasks that only `cpu` may run to the global DSQ
+ * (loehle_stranded_by_offline); returns how many.
+ */
+static __always_inline u32 rehome_stranded(u64 dsq, s32 cpu)
 {
 	struct task_struct *p;
+	u32 moved = 0;
 
 	bpf_for_each(scx_dsq, p, dsq, 0) {
-		if (loehle_stranded_by_offline(p->nr_cpus_allowed,
-					       bpf_cpumask_test_cpu(cpu, p->cpus_ptr)))
-			scx_bpf_dsq_move(LOEHLE_DSQ_ITER, p, SCX_DSQ_GLOBAL, 0);
+		if (!loehle_stranded_by_offline(p->nr_cpus_allowed,
+						bpf_cpumask_test_cpu(cpu, p->cpus_ptr)))
+			continue;
+		if (scx_bpf_dsq_move(LOEHLE_DSQ_ITER, p, SCX_DSQ_GLOBAL, 0))
+			moved++;
 	}
+	return moved;
 }
 
+/*
+ * Who runs a task only the dying CPU may run: the dying CPU itself, from
+ * its node's global DSQ, before it goes; the kernel then pushes it to an
+ * online CPU, breaking its affinity (loehle/queue.h).
+ */
 void LOEHLE_STRUCT_OPS(loehle_cpu_offline, s32 cpu)
 {
-	u32 llc;
+	u32 llc, moved = 0;
 
 	set_cpu_online(cpu, false);
-	/* Tasks pinned to it would never run from our queues (loehle/queue.h). */
 	bpf_for(llc, 0, nr_llcs) {
-		rehome_stranded(llc, cpu);
-		rehome_stranded(IDLE_DSQ(llc), cpu);
+		moved += rehome_stranded(llc, cpu);
+		moved += rehome_stranded(IDLE_DSQ(llc), cpu);
 	}
+	if (moved)
+		stat_now_add(LOEHLE_STAT_OFFLINE_REHOMED, moved);
 	__sync_fetch_and_add(&hotplug.events, 1);
 }
 

@@ -43,7 +43,8 @@
 /* The iterator of libbpf's bpf_for_each(), for scx_bpf_dsq_move(). */
 #define LOEHLE_DSQ_ITER		(&___it)
 
-/* task_struct.flags: a kernel thread (include/linux/sched.h). */
+/* task_struct.flags (include/linux/sched.h). */
+#define PF_EXITING	0x00000004
 #define PF_KTHREAD	0x00200000
 
 /* power:cpu_idle reports this state when a CPU leaves idle. */

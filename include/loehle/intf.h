@@ -131,6 +131,9 @@ enum loehle_stat {
 	LOEHLE_STAT_IDLE_WAKE_LATE,	/* an idle CPU woken for displaced idle work that still waited */
 	LOEHLE_STAT_IDLE_WAKE_RELEASED,	/* the same, at once: a higher class took a CPU of its LLC */
 	LOEHLE_STAT_KICK_FROM_OFFLINE,	/* no idle CPU claimed or kicked: the caller had left cpu_online_mask */
+	LOEHLE_STAT_IDLE_LOCAL_KICK,	/* a CPU went idle with a task in its local DSQ: kicked itself */
+	LOEHLE_STAT_KTHREAD_PREEMPT,	/* a per-CPU kthread preempted idle work on its CPU */
+	LOEHLE_STAT_OFFLINE_REHOMED,	/* queued tasks only a dying CPU may run, handed to the kernel */
 	LOEHLE_STAT_EVENTS,
 	LOEHLE_STAT_EVENT_DROPS,
 	LOEHLE_NR_STATS,

@@ -240,6 +240,50 @@ static inline int loehle_goes_local(int is_kthread, __u32 nr_cpus_allowed)
 }
 
 /*
+ * Does a per-CPU kthread going to its local DSQ preempt what runs there?
+ * When that is idle work (`cpu_runs_idle_work`, read under the CPU's rq
+ * lock, which enqueue holds and ops.running writes under): the fair class
+ * lets any non-idle task preempt an idle entity at once, and a kworker or
+ * ksoftirqd waiting a slice (up to a second with --slice-us) behind a
+ * SCHED_IDLE hog stalls everything that waits for that work. Normal work
+ * is not preempted: the kthread runs next, at its slice end.
+ */
+static inline int loehle_kthread_preempts(int cpu_runs_idle_work)
+{
+	return cpu_runs_idle_work;
+}
+
+/*
+ * May seed 002's move at a slice end (dispatch not keeping prev, so that
+ * the kernel hands it to ops.enqueue with SCX_ENQ_LAST) take this task off
+ * its CPU? Not when it may run on one CPU only, and not when the kernel
+ * would not call ops.enqueue for it at all: an exiting task (PF_EXITING)
+ * or a migration-disabled one goes straight into the local DSQ of the CPU
+ * that is about to go idle (neither SCX_OPS_ENQ_EXITING nor
+ * SCX_OPS_ENQ_MIGRATION_DISABLED is set), where nothing would run it until
+ * that CPU next schedules. Such a task keeps its CPU with a new slice.
+ */
+static inline int loehle_smt_movable(int exiting, int migration_disabled,
+				     __u32 nr_cpus_allowed)
+{
+	return !exiting && !migration_disabled && nr_cpus_allowed > 1;
+}
+
+/*
+ * A CPU is going idle with `local_queued` tasks in its local DSQ: must it
+ * reschedule itself? Whenever one is there. A task can land there after
+ * the CPU's last pick (ops.enqueue's insert for the SCX_ENQ_LAST task, the
+ * kernel's own insert of an exiting one, a remote insert racing the
+ * pick), and an idle CPU with a tickless idle period would leave it there
+ * until some interrupt: the runnable task beside an idle CPU that only the
+ * watchdog would notice.
+ */
+static inline int loehle_idle_kicks_itself(__s32 local_queued)
+{
+	return local_queued > 0;
+}
+
+/*
  * A CPU is going offline: must this task, waiting in a BPF queue, leave it
  * for the kernel's global DSQ? When the CPU was the only one it may run
  * on. A CPU on its way offline consumes only its local and the global
@@ -248,7 +292,11 @@ static inline int loehle_goes_local(int is_kthread, __u32 nr_cpus_allowed)
  * runs again (seen: a stress-ng affinity worker pinned to CPU 2, 38 s, the
  * scheduler ejected). Tasks allowed elsewhere are taken by other CPUs. A
  * mask whose every CPU is offline, with more than one CPU in it, is not
- * caught here.
+ * caught here. Nor are tasks allowed elsewhere but counted on the dying
+ * CPU's runqueue, whose hotplug waits for that runqueue to empty: tested
+ * with idle work waiting in an LLC whose every CPU went offline beside
+ * saturating normal work (case_offline_whole_llc_with_idle_work), the
+ * kernel moved them on by itself, each CPU's hotplug taking under 1 s.
  */
 static inline int loehle_stranded_by_offline(__u32 nr_cpus_allowed,
 					     int allowed_on_cpu)

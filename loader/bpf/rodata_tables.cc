@@ -36,11 +36,17 @@ RodataTables BuildRodataTables(const Topology& topology) {
     topo.online = cpu.online;
     topo.next_sibling = NextSibling(topology, cpu);
 
+    // States past a CPU's table are its deepest known one. A CPU with no
+    // table at all (missing from a partial --idle-latency-file, or without
+    // cpuidle in sysfs) is the deepest there is, in every state: seed 000
+    // counts an idle CPU whose exit latency is unknown as the deepest
+    // (U64_MAX, the key of an unpublished state), a fallback only; a 0
+    // here made such CPUs win every pick once they published a state.
     const std::vector<uint64_t>* table =
         static_cast<size_t>(cpu.cpu) < topology.exit_latency_ns.size()
             ? &topology.exit_latency_ns[cpu.cpu]
             : nullptr;
-    uint64_t deepest = 0;
+    uint64_t deepest = LOEHLE_U64_MAX;
     for (int state = 0; state < LOEHLE_MAX_IDLE_STATES; ++state) {
       if (table != nullptr && static_cast<size_t>(state) < table->size()) {
         deepest = (*table)[state];

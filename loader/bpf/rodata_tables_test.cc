@@ -6,6 +6,7 @@
 #include "gtest/gtest.h"
 #include "loader/core/topology.h"
 #include "loehle/intf.h"
+#include "loehle/policy.h"
 
 namespace loehle {
 namespace {
@@ -64,7 +65,7 @@ TEST(RodataTablesTest, AZeroTopologyCountStillGivesOneLlcAndNode) {
   EXPECT_EQ(tables.nr_nodes, 1u);
 }
 
-TEST(RodataTablesTest, StatesPastATableAreItsDeepestWithoutATableZero) {
+TEST(RodataTablesTest, StatesPastATableAreItsDeepestWithoutATableUnknown) {
   const RodataTables t = BuildRodataTables(SixCpus());
   EXPECT_EQ(t.exit_latency_ns[0][0], 0u);
   EXPECT_EQ(t.exit_latency_ns[0][1], 10000u);
@@ -72,9 +73,22 @@ TEST(RodataTablesTest, StatesPastATableAreItsDeepestWithoutATableZero) {
     EXPECT_EQ(t.exit_latency_ns[0][state], 10000u) << state;
     EXPECT_EQ(t.exit_latency_ns[1][state], 200000u) << state;
   }
-  for (int state = 0; state < LOEHLE_MAX_IDLE_STATES; ++state) {
-    EXPECT_EQ(t.exit_latency_ns[2][state], 0u) << state;
+  // CPUs 2-5 are missing from the table (a partial --idle-latency-file):
+  // unknown, the deepest key there is, never the shallowest.
+  for (int cpu = 2; cpu < 6; ++cpu) {
+    for (int state = 0; state < LOEHLE_MAX_IDLE_STATES; ++state) {
+      EXPECT_EQ(t.exit_latency_ns[cpu][state], LOEHLE_U64_MAX) << cpu << " " << state;
+    }
   }
+}
+
+// The same through the keys policy.h compares: a CPU missing from the table
+// that published state 1 loses to every CPU with a known latency.
+TEST(RodataTablesTest, ACpuMissingFromThePartialTableIsNeverShallowest) {
+  const RodataTables t = BuildRodataTables(SixCpus());
+  const uint64_t missing = loehle_exit_latency_key(1, t.exit_latency_ns[3][1]);
+  EXPECT_GT(missing, loehle_exit_latency_key(1, t.exit_latency_ns[1][1]));
+  EXPECT_EQ(missing, loehle_exit_latency_key(LOEHLE_STATE_UNPUBLISHED, 0));
 }
 
 }  // namespace

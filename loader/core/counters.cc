@@ -67,6 +67,14 @@ constexpr std::array<ScalarCounter, LOEHLE_NR_STATS - LOEHLE_STAT_CANDIDATES>
          "idle CPUs woken at once for displaced idle work: a higher class took a CPU of its LLC"},
         {"kick_from_offline", "calls",
          "enqueues and deferred wakes on a CPU already offline: no idle CPU claimed or kicked"},
+        {"idle_local_kick", "kicks",
+         "CPUs that went idle with a task in their local DSQ and kicked "
+         "themselves to run it"},
+        {"kthread_preempt", "tasks",
+         "per-CPU kthreads that preempted idle work on their CPU"},
+        {"offline_rehomed", "tasks",
+         "queued tasks only a CPU going offline may run, handed to the "
+         "kernel to move on"},
         {"events", "events", "pick events submitted to the ring buffer"},
         {"event_drops", "events", "pick events lost: the ring buffer was full"},
     }};

@@ -13,6 +13,11 @@
 #   SCHED_IDLE hogs   chrt --idle 0 stress-ng --cpu N/4
 #   cpu.idle hog      stress-ng --cpu 1 (normal policy) in a cgroup whose
 #                     cpu.idle flips between 1 and 0 every 2-4 s
+#   large exits       loehle-exitbig: a 256-MiB process on CPU 0 widens its
+#                     mask and exits (seed 002's move must leave an exiting
+#                     task alone), in a loop
+#   per-CPU work      loehle-percpu-work: stat_refresh, a kworker on every
+#                     CPU, beside the SCHED_IDLE hogs, in a loop
 # Faults:
 #   live switches     a set every SOAK_SWITCH_MS ms (default 100; 0: back
 #                     to back), by loehle-hammer, cycling policy,
@@ -28,8 +33,11 @@
 # (SOAK_MINUTES is then its time bound); no scx CI load, hackbench or
 # affinity churn, the rest as above; the warm-up is the first 60 s.
 # Watched every second: /sys/kernel/sched_ext/state, the daemon's RSS.
+# Watched every 250 ms: tasks runnable for over 1 s without CPU time beside
+# a CPU of their mask idle half that time (loehle-stallwatch).
 # Pass: the state never leaves `enabled`, the kernel log has no "disabled",
-# stall, BUG or WARNING line, every workload ends with status 0, every
+# stall, BUG or WARNING line, the stall watcher reports nothing, every
+# workload ends with status 0, every
 # switch and well-formed request is answered, the malformed line gets an
 # error reply, and the RSS at the end is within 1 MiB of the RSS after the
 # warm-up (the first two thirds of the run), each the lowest of 10 s, and
@@ -41,6 +49,9 @@ STATE=/sys/kernel/sched_ext/state
 SCHED=build/scx_loehle
 WAKELAT=build/loehle-wakelat
 HAMMER=build/loehle-hammer
+EXITBIG=build/loehle-exitbig
+PERCPU_WORK=build/loehle-percpu-work
+STALLWATCH=build/loehle-stallwatch
 SOCK=/run/scx_loehle.sock
 OUT=${SOAK_OUT:-/out}
 MINUTES=${SOAK_MINUTES:-10}
@@ -134,7 +145,13 @@ LOOPS=$!
 if ! marathon; then
 	loop hackbench hackbench -g 2 -f 10 -l 100 &
 	LOOPS="$LOOPS $!"
+	loop exits "$EXITBIG" 0 256 3 &
+	LOOPS="$LOOPS $!"
+	loop percpu-work "$PERCPU_WORK" 20 &
+	LOOPS="$LOOPS $!"
 fi
+"$STALLWATCH" "$OUT/stalls.txt" &
+WATCH=$!
 
 # ---- faults ---------------------------------------------------------------
 # A spawn of the CLI takes a few hundred ms under TCG: loehle-hammer keeps
@@ -348,7 +365,9 @@ stalls=$(dmesg | grep -c 'runnable task stall')
 [ -z "$kernel_log" ] || fail "kernel log: $(echo "$kernel_log" | head -n 3 | tr '\n' '|')"
 [ "$not_enabled" -eq 0 ] || fail "state not enabled in $not_enabled of $samples samples"
 grep -q restarted "$T/sched.log" && fail "the scheduler reloaded: $(grep restarted "$T/sched.log" | head -n 1)"
-workloads="hackbench wakeups"
+kill -TERM "$WATCH" 2>/dev/null; wait "$WATCH"
+[ ! -s "$OUT/stalls.txt" ] || fail "$(wc -l <"$OUT/stalls.txt") stall(s) beside an idle CPU: $(head -n 2 "$OUT/stalls.txt" | tr '\n' '|')"
+workloads="hackbench wakeups exits percpu-work"
 marathon && workloads=wakeups
 for w in $workloads; do
 	[ "$(count "$T/$w.failed")" -eq 0 ] || fail "$w failed $(count "$T/$w.failed") of $(( $(count "$T/$w.ok") + $(count "$T/$w.failed") )) runs: $(head -n 2 "$T/$w.err" | tr '\n' '|')"
@@ -387,6 +406,8 @@ fi
 	printf 'cpu.idle flips\t%s\n' "$(count "$T/cg-flip.ok")"
 	printf 'hackbench runs\t%s\n' "$(count "$T/hackbench.ok")"
 	printf 'wakeup runs\t%s\n' "$(count "$T/wakeups.ok")"
+	printf 'large exits (3 a run), per-CPU work runs\t%s, %s\n' "$(count "$T/exits.ok")" "$(count "$T/percpu-work.ok")"
+	printf 'tasks waiting beside an idle CPU (loehle-stallwatch)\t%s\n' "$(count "$OUT/stalls.txt")"
 	printf 'enqueues on an offline CPU (no idle CPU claimed or kicked)\t%s\n' "${withheld:-?}"
 	printf 'event drops\t%s\n' "${drops:-?}"
 	printf 'errors\t%s\n' "$(count "$OUT/failures")"

@@ -35,6 +35,31 @@ TEST(QueueGoesLocal, PerCpuKthreadsOnly) {
   EXPECT_FALSE(loehle_goes_local(0, 1));  // a user task pinned by taskset
 }
 
+// A per-CPU kthread preempts idle work on its CPU, never normal work.
+TEST(QueueKthreadPreempts, IdleWorkOnly) {
+  EXPECT_TRUE(loehle_kthread_preempts(1));
+  EXPECT_FALSE(loehle_kthread_preempts(0));
+}
+
+// Seed 002's move never takes a task the kernel would not hand to
+// ops.enqueue, nor one that may run on one CPU only.
+TEST(QueueSmtMovable, NotExitingMigrationDisabledOrPinned) {
+  EXPECT_TRUE(loehle_smt_movable(0, 0, 8));
+  EXPECT_TRUE(loehle_smt_movable(0, 0, 2));
+  EXPECT_FALSE(loehle_smt_movable(1, 0, 8));  // PF_EXITING
+  EXPECT_FALSE(loehle_smt_movable(0, 1, 8));  // migrate_disable()
+  EXPECT_FALSE(loehle_smt_movable(0, 0, 1));  // one allowed CPU
+  EXPECT_FALSE(loehle_smt_movable(1, 1, 1));
+}
+
+// A CPU going idle with anything in its local DSQ reschedules itself.
+TEST(QueueIdleKicksItself, WheneverItsLocalDsqIsNotEmpty) {
+  EXPECT_FALSE(loehle_idle_kicks_itself(0));
+  EXPECT_TRUE(loehle_idle_kicks_itself(1));
+  EXPECT_TRUE(loehle_idle_kicks_itself(7));
+  EXPECT_FALSE(loehle_idle_kicks_itself(-2));  // an error from the kfunc
+}
+
 TEST(QueueStrandedByOffline, OnlyTasksThatMayRunThereAlone) {
   EXPECT_TRUE(loehle_stranded_by_offline(1, 1));
   EXPECT_FALSE(loehle_stranded_by_offline(1, 0));  // pinned elsewhere

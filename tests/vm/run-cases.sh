@@ -25,7 +25,27 @@
 #   stop_sched                SIGINT it, wait, fail unless it exits 0
 #   sched_alive               the started scheduler is still running
 #   cpulist_count LIST        number of CPUs in a sysfs list like 0-3,8
+#   expect_kernel_log ERE     lines of the kernel log matching ERE are this
+#                             case's to provoke (see below)
+#   expect_hotplug_reloads    after start_sched in a case that takes CPUs
+#                             offline: the kernel's unload lines are
+#                             expected where the scheduler reloads on
+#                             hotplug (6.18)
+#   expect_stalls             the case makes tasks wait beside idle CPUs
 # Files a case leaves in /out come back with scripts/vm --out.
+#
+# Every case also fails, whatever it checked itself, when after it:
+#   - the kernel log it produced has a line of a kernel warning, bug or
+#     oops, a runnable task stall, or a sched_ext ejection (a "disabled"
+#     line for any reason but a stop from user space), unless the case
+#     declared that line expected with expect_kernel_log;
+#   - /sys/kernel/sched_ext/state does not return to `disabled` within
+#     10 s once its scheduler and hogs are stopped.
+#   - build/loehle-stallwatch, running beside it, saw a task stay runnable
+#     for more than 1 s without CPU time while a CPU it may run on was idle
+#     at least half of that time (tests/vm/tools/stallwatch.c); a case
+#     that provokes such a wait on purpose says expect_stalls.
+# The kernel log of the whole boot lands in /out/dmesg.txt.
 
 cd "$(dirname "$0")/../.." || exit 2
 VM_DIR=tests/vm
@@ -33,6 +53,16 @@ SCHED=${LOEHLE_SCHED:-build/scx_loehle}
 SCX=/sys/kernel/sched_ext
 STATE=$SCX/state
 REASON=/tmp/case.reason
+# Extended regular expressions of kernel log lines the running case
+# provokes on purpose, one a line (expect_kernel_log).
+KLOG_EXPECTED=/tmp/case.klog-expected
+# Kernel log lines that fail a case (unless expected): warnings, bugs,
+# oopses, stalls, ejections; a stop from user space is not one.
+KLOG_BAD='WARNING:|BUG:|Oops|Kernel panic|runnable task stall|sched_ext: .*(disabled \(|error)'
+KLOG_STOP='disabled \(unregistered from user space\)'
+STALLWATCH=${LOEHLE_BUILD_DIR:-build}/loehle-stallwatch
+STALLS=/tmp/case.stalls
+STALLS_EXPECTED=/tmp/case.stalls-expected
 SCHED_PID_FILE=/tmp/sched.pid
 # Pinned CPU hogs a case started (seeds.sh: start_pinned_hogs), one pid a
 # line: they run until stopped, so a failed case's are killed here.
@@ -72,12 +102,47 @@ stop_sched() {
 	[ "$_rc" -eq 0 ] || fail "scheduler exited with status $_rc after SIGINT (log: $(log_tail /tmp/sched.log 5))"
 }
 
+expect_kernel_log() { printf '%s\n' "$1" >>"$KLOG_EXPECTED"; }
+expect_stalls() { touch "$STALLS_EXPECTED"; }
+
+# A case that takes CPUs offline calls this after start_sched: where the
+# scheduler reloads on hotplug (6.18's mode, which its log names), the
+# kernel's unload line of each change is expected.
+expect_hotplug_reloads() {
+	grep -q 'CPU hotplug: reloads' /tmp/sched.log &&
+		expect_kernel_log 'disabled \(unregistered from the main kernel\)'
+	return 0
+}
+
+# The stall watcher beside a case: start_watch, stop_watch (in the
+# runner's shell, which waits for it), then stall_lines prints what it
+# reported, unless the case expected stalls.
+start_watch() {
+	rm -f "$STALLS" "$STALLS_EXPECTED"
+	: >"$STALLS"
+	"$STALLWATCH" "$STALLS" </dev/null >/dev/null 2>&1 &
+	WATCH_PID=$!
+}
+stop_watch() {
+	kill -TERM "$WATCH_PID" 2>/dev/null
+	wait "$WATCH_PID" 2>/dev/null
+}
+stall_lines() { [ -f "$STALLS_EXPECTED" ] || cat "$STALLS"; }
+
+# The lines of the kernel log since the case began that fail it.
+kernel_log_failures() {
+	dmesg | grep -E "$KLOG_BAD" | grep -Ev "$KLOG_STOP" |
+		if [ -s "$KLOG_EXPECTED" ]; then grep -Evf "$KLOG_EXPECTED"; else cat; fi
+}
+
 cpulist_count() {
 	echo "$1" | tr ',' '\n' | awk -F- 'NF == 2 { n += $2 - $1 + 1; next } NF == 1 && $1 != "" { n++ } END { print n + 0 }'
 }
 
-# A case's leftovers must not leak into the next one.
+# A case's leftovers must not leak into the next one. Fails (returns 1,
+# the reason in $REASON) when the state stays enabled after them.
 cleanup_case() {
+	_clean=0
 	if [ -f "$SCHED_PID_FILE" ]; then
 		_p=$(cat "$SCHED_PID_FILE")
 		kill -9 "$_p" 2>/dev/null
@@ -88,10 +153,14 @@ cleanup_case() {
 		kill $(cat "$HOGS_PID_FILE") 2>/dev/null
 		rm -f "$HOGS_PID_FILE"
 	fi
-	[ -e "$STATE" ] && ! wait_state disabled 10 && echo "# warning: state stays '$(cat "$STATE")' after the case"
+	if [ -e "$STATE" ] && ! wait_state disabled 10; then
+		echo "state stays '$(cat "$STATE")' 10 s after the case ended" >"$REASON"
+		_clean=1
+	fi
 	for _f in /sys/devices/system/cpu/cpu*/online; do
 		[ "$(cat "$_f")" = 1 ] || echo 1 >"$_f" 2>/dev/null || echo "# warning: cannot bring $_f back"
 	done
+	return "$_clean"
 }
 
 for f in "$VM_DIR"/cases/*.sh; do
@@ -109,20 +178,49 @@ n=0
 for c in $sel; do n=$((n + 1)); done
 echo "1..$n"
 echo "# kernel $(uname -r), $(nproc) CPUs, sched_ext state $(cat "$STATE" 2>/dev/null || echo absent)"
-i=0 failed=0
+i=0 failed=0 failed_names=
 for c in $sel; do
 	i=$((i + 1))
-	rm -f "$REASON" /tmp/sched.log
+	rm -f "$REASON" "$KLOG_EXPECTED" /tmp/sched.log
 	if ! type "case_$c" >/dev/null 2>&1; then
 		echo "not ok $i - $c # no such case (known: $(echo $all))"
 		failed=$((failed + 1))
+		failed_names="$failed_names $c"
 		continue
 	fi
+	# Each case's kernel log on its own: what came before is kept aside.
+	dmesg -c >>/tmp/dmesg.boot 2>/dev/null
+	if [ ! -x "$STALLWATCH" ]; then
+		echo "not ok $i - $c # no stall watcher: $STALLWATCH is missing"
+		failed=$((failed + 1))
+		failed_names="$failed_names $c"
+		continue
+	fi
+	start_watch
 	t0=$(cut -d' ' -f1 /proc/uptime)
 	( "case_$c" ) >/tmp/case.out 2>&1
 	rc=$?
 	t1=$(cut -d' ' -f1 /proc/uptime)
 	secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
+	# The checks every case passes too; the case's own reason comes first.
+	if [ "$rc" -eq 0 ]; then
+		cleanup_case || rc=1
+		stop_watch
+		stalls=$(stall_lines)
+		klog=$(kernel_log_failures)
+		if [ "$rc" -eq 0 ] && [ -n "$stalls" ]; then
+			echo "$(echo "$stalls" | wc -l) stall(s): $(echo "$stalls" | head -n 2 | tr '\n' '|')" >"$REASON"
+			rc=1
+		fi
+		if [ "$rc" -eq 0 ] && [ -n "$klog" ]; then
+			echo "kernel log: $(echo "$klog" | head -n 3 | tr '\n' '|')" >"$REASON"
+			rc=1
+		fi
+	else
+		cleanup_case
+		stop_watch
+		stall_lines | head -n 5 >>/tmp/case.out
+	fi
 	if [ "$rc" -eq 0 ]; then
 		echo "ok $i - $c # ${secs} s"
 		# A passing case's last lines carry its figures.
@@ -131,15 +229,17 @@ for c in $sel; do
 		reason=$(cat "$REASON" 2>/dev/null)
 		echo "not ok $i - $c # ${reason:-exit status $rc}"
 		failed=$((failed + 1))
+		failed_names="$failed_names $c"
 		sed 's/^/#   /' /tmp/case.out | tail -n 20
 		if [ -s /tmp/sched.log ]; then
 			echo "#   --- scheduler log (tail)"
 			tail -n 20 /tmp/sched.log | sed 's/^/#   /'
 			[ -d /out ] && cp /tmp/sched.log "/out/$c.sched.log"
 		fi
-		dmesg | grep -i 'sched_ext\|scx' | tail -n 10 | sed 's/^/#   dmesg: /'
+		dmesg | grep -iE 'sched_ext|scx|WARNING:|BUG:|stall' | tail -n 10 | sed 's/^/#   dmesg: /'
 	fi
-	cleanup_case
 done
-[ "$failed" -eq 0 ] || echo "# $failed of $n cases failed"
+dmesg -c >>/tmp/dmesg.boot 2>/dev/null
+[ -d /out ] && cp /tmp/dmesg.boot /out/dmesg.txt
+[ "$failed" -eq 0 ] || echo "# $failed of $n cases failed:$failed_names"
 [ "$failed" -eq 0 ]

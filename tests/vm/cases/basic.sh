@@ -94,6 +94,8 @@ case_error_exit() {
 	rt_hog= victim=
 	trap 'kill $rt_hog $victim 2>/dev/null; echo "$old_rt" >"$rt"; [ -n "$old_srv" ] && echo "$old_srv" >"$srv"' EXIT
 	start_sched
+	# The ejection this case provokes, and the kernel's report of it.
+	expect_kernel_log 'disabled \(runnable task stall\)|failed to run for'
 	echo -1 >"$rt" || fail "cannot turn RT throttling off ($rt)"
 	if [ -n "$old_srv" ]; then
 		echo 0 >"$srv" || fail "cannot turn CPU 1's sched_ext deadline server off ($srv)"

@@ -283,6 +283,7 @@ case_hotplug_without_reload() {
 	cpu=3
 	enabled_before=$(dmesg | grep -c 'BPF scheduler "loehle" enabled')
 	start_sched
+	expect_hotplug_reloads
 	# Which mode each series must be in, so that a wrong probe cannot turn
 	# this into the other check.
 	case $(uname -r) in
@@ -340,6 +341,7 @@ case_hotplug_without_reload() {
 # scheduler; the same must hold across the reloads.)
 case_offline_strands_no_multi_cpu_task() {
 	start_sched
+	expect_hotplug_reloads
 	taskset -c 2,3 stress-ng --cpu 3 --cpu-method int64 -t 25 --quiet &
 	hogs=$!
 	workers=$(children_of "$hogs" 3 50)

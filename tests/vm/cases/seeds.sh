@@ -370,6 +370,7 @@ case_offline_cpu_never_picked() {
 	cpu=7
 	echo 0 >/sys/devices/system/cpu/cpu$cpu/online || fail "cannot take CPU $cpu offline"
 	start_sched
+	expect_hotplug_reloads
 	stress-ng --cpu 7 --cpu-method int64 -t 30 --quiet &
 	hogs=$!
 	sleep 1
