@@ -382,7 +382,9 @@ constexpr FlagSpec kFlags[] = {
      kSettingsCommands, ApplySchedIdleScope},
     {"smt", "idle-core|off", "idle-core",
      "prefer CPUs whose whole SMT core is idle", kSettingsCommands, ApplySmt},
-    {"slice-us", "N", "5000", "time slice in microseconds (50..1000000)",
+    {"slice-us", "N", "5000", "time slice in microseconds (50..1000000); an idle task\n"
+     "waits at most 5 s + a slice + 5 ms per overdue idle\n"
+     "task ahead (11 s at 1000000 with 1000 of them)",
      kSettingsCommands, ApplySliceUs},
     {"claim-retries", "N", "1", "rescans after a lost claim of an idle CPU (0..16)",
      kSettingsCommands | kSimCommand, ApplyClaimRetries},

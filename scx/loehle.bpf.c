@@ -241,6 +241,21 @@ struct {
 } llc_idle_run SEC(".maps");
 
 /*
+ * When each task last began waiting, runnable: when it became runnable
+ * (ops.runnable) or stopped running still runnable (ops.stopping). Read
+ * only for tasks in our idle queues (loehle_idle_overdue). Our own stamp,
+ * on the clock of scx_bpf_now(): the kernel's sched_info.last_queued
+ * depends on CONFIG_SCHED_INFO's bookkeeping, and p->scx.runnable_at
+ * counts jiffies of a HZ the program does not know.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, u64);
+} task_wait_since SEC(".maps");
+
+/*
  * When each LLC's oldest deferred wake of displaced idle work began, 0 for
  * none (loehle/queue.h, "Displaced idle work").
  */
@@ -1123,23 +1138,33 @@ s32 LOEHLE_STRUCT_OPS(loehle_select_cpu, struct task_struct *p, s32 prev_cpu,
 
 	if (c.idle_pick && claimed) {
 		u64 enq_flags = 0;
+		bool local = true;
 
 		claim = attempt ? LOEHLE_CLAIM_RETRIED : LOEHLE_CLAIM_OK;
 		if (c.sched_idle_pick) {
+			bool preempts = preempts_idle_work(c.cpu, cfg.sched_idle_scope,
+							   &sc->wakee_cg, &sc->cpu_cg);
+
 			if (wakee_si && idle_allowed)
 				stat_add(st, LOEHLE_STAT_PACKING, 1);
-			if (preempts_idle_work(c.cpu, cfg.sched_idle_scope,
-					       &sc->wakee_cg, &sc->cpu_cg)) {
+			if (preempts) {
 				enq_flags = SCX_ENQ_PREEMPT;
 				stat_add(st, LOEHLE_STAT_SCHED_IDLE_PREEMPT, 1);
 			} else {
 				stat_add(st, LOEHLE_STAT_SI_NO_PREEMPT, 1);
 			}
+			/*
+			 * Not preempting: to its queue, behind the LLC's
+			 * normal work, through ops.enqueue (loehle/queue.h).
+			 */
+			local = loehle_sched_idle_pick_goes_local(preempts);
 		}
 		if (smt_active && !c.core_idle)
 			stat_add(st, LOEHLE_STAT_BUSY_SIBLING_PICK, 1);
-		loehle_dsq_insert(p, SCX_DSQ_LOCAL, cfg.slice_ns, enq_flags);
-		stat_add(st, LOEHLE_STAT_DIRECT_DISPATCH, 1);
+		if (local) {
+			loehle_dsq_insert(p, SCX_DSQ_LOCAL, cfg.slice_ns, enq_flags);
+			stat_add(st, LOEHLE_STAT_DIRECT_DISPATCH, 1);
+		}
 	} else if (c.idle_pick) {
 		claim = LOEHLE_CLAIM_FAILED;
 		c.cpu = prev_cpu;
@@ -1500,6 +1525,54 @@ static __always_inline bool idle_turn_due(u32 llc, u64 slice_ns)
 	       loehle_idle_turn_due(scx_bpf_now(), *last, slice_ns, queued);
 }
 
+/* When p began waiting, runnable (task_wait_since; 0: not known). */
+static __always_inline u64 waiting_since(struct task_struct *p)
+{
+	u64 *since = bpf_task_storage_get(&task_wait_since, p, 0, 0);
+
+	return since ? *since : 0;
+}
+
+/* p begins waiting, runnable, now. */
+static __always_inline void note_wait_start(struct task_struct *p)
+{
+	u64 *since = bpf_task_storage_get(&task_wait_since, p, 0, 0);
+
+	if (since)
+		*since = scx_bpf_now();
+}
+
+/*
+ * Run an overdue idle task of this LLC that this CPU may run
+ * (loehle/queue.h, loehle_idle_overdue), for a short turn. Who runs it:
+ * this CPU, now, ahead of everything; its turn's end is the next dispatch,
+ * where the next overdue task goes. Looks at the first
+ * LOEHLE_IDLE_OVERDUE_LOOK tasks of the idle queue only.
+ */
+static __always_inline bool run_overdue_idle_work(s32 cpu, u32 llc, u64 slice_ns)
+{
+	struct task_struct *p;
+	u64 now = scx_bpf_now();
+	u32 looked = 0;
+
+	if (scx_bpf_dsq_nr_queued(IDLE_DSQ(llc)) <= 0)
+		return false;
+	bpf_for_each(scx_dsq, p, IDLE_DSQ(llc), 0) {
+		if (++looked > LOEHLE_IDLE_OVERDUE_LOOK)
+			break;
+		if (!bpf_cpumask_test_cpu(cpu, p->cpus_ptr) ||
+		    !loehle_idle_overdue(now, waiting_since(p)))
+			continue;
+		scx_bpf_dsq_move_set_slice(LOEHLE_DSQ_ITER,
+					   loehle_idle_overdue_slice(slice_ns));
+		if (scx_bpf_dsq_move(LOEHLE_DSQ_ITER, p, SCX_DSQ_LOCAL, 0)) {
+			stat_now(LOEHLE_STAT_IDLE_OVERDUE);
+			return true;
+		}
+	}
+	return false;
+}
+
 /*
  * What this CPU runs next, in loehle/queue.h's order: normal work anywhere
  * before idle work, a normal prev before idle work, idle work's allowance
@@ -1516,6 +1589,9 @@ void LOEHLE_STRUCT_OPS(loehle_dispatch, s32 cpu, struct task_struct *prev)
 	bool due, may_keep;
 
 	idx = *(volatile u32 *)&active_config & 1;
+	/* Step 0: an idle task that waited too long, whatever else waits. */
+	if (run_overdue_idle_work(cpu, llc, configs[idx].slice_ns))
+		return;
 	due = idle_turn_due(llc, configs[idx].slice_ns);
 	may_keep = prev && (prev->scx.flags & SCX_TASK_QUEUED) &&
 		   !(configs[idx].smt == LOEHLE_SMT_IDLE_CORE &&
@@ -1643,6 +1719,26 @@ void LOEHLE_STRUCT_OPS(loehle_stopping, struct task_struct *p, bool runnable)
 	/* Into the window when it stops too (loehle/vtime.h). */
 	loehle_set_dsq_vtime(p, vtime_bound(vtime, queue_of(p, cpu_llc(cpu)),
 					    config_slice_ns()));
+	if (runnable)
+		note_wait_start(p);
+}
+
+/* A task that wakes begins to wait (loehle_idle_overdue measures from here). */
+void LOEHLE_STRUCT_OPS(loehle_runnable, struct task_struct *p, u64 enq_flags)
+{
+	note_wait_start(p);
+}
+
+/* Every task of ours gets its wait stamp here, where allocating is allowed. */
+s32 LOEHLE_STRUCT_OPS(loehle_init_task, struct task_struct *p,
+		      struct scx_init_task_args *args)
+{
+	u64 *since = bpf_task_storage_get(&task_wait_since, p, 0,
+					  BPF_LOCAL_STORAGE_GET_F_CREATE);
+
+	if (since)
+		*since = scx_bpf_now();
+	return 0;
 }
 
 /*
@@ -1862,11 +1958,13 @@ struct sched_ext_ops loehle_ops = {
 	.select_cpu	= (void *)loehle_select_cpu,
 	.enqueue	= (void *)loehle_enqueue,
 	.dispatch	= (void *)loehle_dispatch,
+	.runnable	= (void *)loehle_runnable,
 	.running	= (void *)loehle_running,
 	.tick		= (void *)loehle_tick,
 	.stopping	= (void *)loehle_stopping,
 	.cpu_acquire	= (void *)loehle_cpu_acquire,
 	.cpu_release	= (void *)loehle_cpu_release,
+	.init_task	= (void *)loehle_init_task,
 	.enable		= (void *)loehle_enable,
 	.update_idle	= (void *)loehle_update_idle,
 	.cpu_online	= (void *)loehle_cpu_online,

@@ -133,6 +133,7 @@ enum loehle_stat {
 	LOEHLE_STAT_KICK_FROM_OFFLINE,	/* no idle CPU claimed or kicked: the caller had left cpu_online_mask */
 	LOEHLE_STAT_IDLE_LOCAL_KICK,	/* a CPU went idle with a task in its local DSQ: kicked itself */
 	LOEHLE_STAT_KTHREAD_PREEMPT,	/* a per-CPU kthread preempted idle work on its CPU */
+	LOEHLE_STAT_IDLE_OVERDUE,	/* an idle task waiting LOEHLE_IDLE_OVERDUE_NS run ahead of all */
 	LOEHLE_STAT_OFFLINE_REHOMED,	/* queued tasks only a dying CPU may run, handed to the kernel */
 	LOEHLE_STAT_EVENTS,
 	LOEHLE_STAT_EVENT_DROPS,

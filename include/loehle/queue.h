@@ -17,6 +17,7 @@
  * weights; normal tasks never compete with them on vtime.
  *
  * Dispatch order (loehle_plan_dispatch): when a CPU needs work,
+ *   0. an overdue idle task of its LLC it may run (see below), a short turn;
  *   1. its LLC's idle queue, only when the allowance is due;
  *   2. its LLC's normal queue, then the other LLCs' normal queues;
  *   3. prev, if it is normal work and may keep the CPU (a new slice);
@@ -79,6 +80,29 @@
 #define LOEHLE_IDLE_TURN_MIN_SLICES 4
 
 /*
+ * Overdue idle work (loehle_idle_overdue): an idle task that has waited
+ * this long, runnable, is run by the next CPU of its mask that dispatches,
+ * ahead of everything, for a turn of at most LOEHLE_IDLE_OVERDUE_SLICE_NS.
+ * The allowance above is an LLC's, decided by when idle work last *started*
+ * anywhere in it, and only its CPUs give it; this is each task's own. It
+ * catches what the allowance misses: an idle task pinned to a CPU whose
+ * normal hog keeps it while other idle work of the LLC keeps starting
+ * (which starved it until the watchdog ejected the scheduler), idle work
+ * left in an LLC with no CPU to give its allowance, and long slices, at
+ * which the allowance's 4-slice floor made 8 waiting tasks wait 32 s
+ * (--slice-us=1000000). Bound: a runnable idle task waits at most this
+ * long, plus the slice of what its CPUs run (they dispatch at its end),
+ * plus one short turn per other overdue idle task ahead of it on that CPU
+ * (each turn's end is a dispatch): with the 1 s maximum slice and 1,000
+ * overdue tasks on one CPU, 5 + 1 + 5 = 11 s, well under the watchdog's
+ * 30 s. A CPU looks at the first LOEHLE_IDLE_OVERDUE_LOOK tasks of its
+ * LLC's idle queue (vtime order: the longest waiting come first).
+ */
+#define LOEHLE_IDLE_OVERDUE_NS LOEHLE_IDLE_MAX_WAIT_NS
+#define LOEHLE_IDLE_OVERDUE_SLICE_NS (5ULL * 1000 * 1000)
+#define LOEHLE_IDLE_OVERDUE_LOOK 16
+
+/*
  * How long displaced idle work waits for its own CPU before an idle CPU is
  * woken for it. Checked at ticks, so the wake comes at the first tick of a
  * CPU of its LLC after this (HZ=250: within 1-5 ms); about what the
@@ -139,6 +163,26 @@ static inline int loehle_idle_turn_due(__u64 now, __u64 last_idle_run,
 	if (now < last_idle_run)
 		return last_idle_run - now > period;
 	return now - last_idle_run >= period;
+}
+
+/*
+ * Is an idle task that has been waiting, runnable, since `queued_since`
+ * (stamped when it woke or stopped running still runnable; 0 when not
+ * known) overdue at `now`? Both are rq clocks, of two CPUs: a stamp ahead
+ * of ours is a wait that just began.
+ */
+static inline int loehle_idle_overdue(__u64 now, __u64 queued_since)
+{
+	if (!queued_since || now < queued_since)
+		return 0;
+	return now - queued_since >= LOEHLE_IDLE_OVERDUE_NS;
+}
+
+/* The slice of an overdue task's turn: a short one, whatever --slice-us. */
+static inline __u64 loehle_idle_overdue_slice(__u64 slice_ns)
+{
+	return slice_ns < LOEHLE_IDLE_OVERDUE_SLICE_NS ? slice_ns :
+							 LOEHLE_IDLE_OVERDUE_SLICE_NS;
 }
 
 /* What a CPU tries, in order, when it needs work (see the header comment). */
@@ -221,6 +265,23 @@ static inline int loehle_idle_wake_due(__u64 now, __u64 pending_since)
 static inline int loehle_idle_wake_again(__s32 idle_queued)
 {
 	return idle_queued > 1;
+}
+
+/*
+ * Does a wakee select_cpu placed on a sched-idle CPU go straight into that
+ * CPU's local DSQ? Only when it preempts the idle work running there (the
+ * scope's rule, loehle/cgroup_idle.h). One that does not (a SCHED_IDLE
+ * wakee packed there under --sched-idle=mainline or idle-first) would run
+ * from the local DSQ at the idle task's slice end, ahead of normal work
+ * waiting in the LLC's queue, and a SCX_KICK_PREEMPT meant for that normal
+ * work would run the packed task instead. It goes to its queue: who runs
+ * it next is that CPU at its next dispatch, normal work of the LLC first
+ * (the order above), or an idle CPU enqueue wakes for it, within the
+ * bounds of idle work (the overdue turn).
+ */
+static inline int loehle_sched_idle_pick_goes_local(int preempts_idle_work)
+{
+	return preempts_idle_work;
 }
 
 /*

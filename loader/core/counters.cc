@@ -72,6 +72,9 @@ constexpr std::array<ScalarCounter, LOEHLE_NR_STATS - LOEHLE_STAT_CANDIDATES>
          "themselves to run it"},
         {"kthread_preempt", "tasks",
          "per-CPU kthreads that preempted idle work on their CPU"},
+        {"idle_overdue", "tasks",
+         "idle tasks that had waited 5 s, run by a CPU of their mask ahead "
+         "of all other work for a short turn"},
         {"offline_rehomed", "tasks",
          "queued tasks only a CPU going offline may run, handed to the "
          "kernel to move on"},

@@ -11,6 +11,10 @@
 #   hackbench         process groups over pipes, in a loop
 #   wakeups           loehle-wakelat (sleep/wake at 1 ms), in a loop
 #   SCHED_IDLE hogs   chrt --idle 0 stress-ng --cpu N/4
+#   SCHED_IDLE sleepers
+#                     chrt --idle 0 stress-ng --cpu N/4 --cpu-load 70 in
+#                     20-ms runs: idle wakees that pack onto sched-idle
+#                     CPUs in the mainline and idle-first generations
 #   cpu.idle hog      stress-ng --cpu 1 (normal policy) in a cgroup whose
 #                     cpu.idle flips between 1 and 0 every 2-4 s
 #   large exits       loehle-exitbig: a 256-MiB process on CPU 0 widens its
@@ -118,6 +122,9 @@ IDLE_N=$((NCPUS / 4)); [ "$IDLE_N" -gt 0 ] || IDLE_N=1
 chrt --idle 0 stress-ng --cpu "$IDLE_N" --cpu-method int64 \
 	-t "${SECS}s" --quiet >"$T/idle-hogs.log" 2>&1 &
 IDLE_HOGS=$!
+chrt --idle 0 stress-ng --cpu "$IDLE_N" --cpu-load 70 --cpu-load-slice 20 --cpu-method int64 \
+	-t "${SECS}s" --quiet >"$T/idle-sleepers.log" 2>&1 &
+IDLE_SLEEPERS=$!
 # A normal-policy hog that is idle work only while its group's cpu.idle is
 # 1 (under the cgroup scopes), flipped by cg_flip below. One: with as many
 # as the SCHED_IDLE hogs, the daemon (a normal task beside them whenever
@@ -319,10 +326,12 @@ if ! marathon; then
 else
 	# The marathon ended before the hogs' time: stress-ng ends on SIGINT
 	# with status 0 when its workers do.
-	kill -INT "$IDLE_HOGS" 2>/dev/null
+	kill -INT "$IDLE_HOGS" "$IDLE_SLEEPERS" 2>/dev/null
 fi
 wait "$IDLE_HOGS"; rc=$?
 [ "$rc" -eq 0 ] || fail "the SCHED_IDLE hogs exited with status $rc"
+wait "$IDLE_SLEEPERS"; rc=$?
+[ "$rc" -eq 0 ] || fail "the SCHED_IDLE sleepers exited with status $rc"
 marathon && kill -INT "$CG_HOGS" 2>/dev/null
 wait "$CG_HOGS"; rc=$?
 [ "$rc" -eq 0 ] || fail "the cpu.idle group's hogs exited with status $rc"

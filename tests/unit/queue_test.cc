@@ -35,6 +35,45 @@ TEST(QueueGoesLocal, PerCpuKthreadsOnly) {
   EXPECT_FALSE(loehle_goes_local(0, 1));  // a user task pinned by taskset
 }
 
+// An idle task is overdue once it has waited LOEHLE_IDLE_OVERDUE_NS,
+// runnable; a stamp of 0 means it is not waiting, and a stamp ahead of the
+// reader's clock (another CPU's rq clock) is a wait that just began.
+TEST(QueueIdleOverdue, AfterTheMaximumWaitOnly) {
+  const uint64_t t = 100ULL * 1000 * 1000 * 1000;
+  EXPECT_FALSE(loehle_idle_overdue(t, 0));
+  EXPECT_FALSE(loehle_idle_overdue(t, t));
+  EXPECT_FALSE(loehle_idle_overdue(t + LOEHLE_IDLE_OVERDUE_NS - 1, t));
+  EXPECT_TRUE(loehle_idle_overdue(t + LOEHLE_IDLE_OVERDUE_NS, t));
+  EXPECT_TRUE(loehle_idle_overdue(t + 10 * LOEHLE_IDLE_OVERDUE_NS, t));
+  EXPECT_FALSE(loehle_idle_overdue(t, t + 1000));  // another CPU's clock ahead
+  EXPECT_EQ(LOEHLE_IDLE_OVERDUE_NS, LOEHLE_IDLE_MAX_WAIT_NS);
+}
+
+// An overdue turn is short at any slice, and never longer than the slice.
+TEST(QueueIdleOverdue, TurnsAreShortWhateverTheSlice) {
+  EXPECT_EQ(loehle_idle_overdue_slice(1000ULL * 1000 * 1000), LOEHLE_IDLE_OVERDUE_SLICE_NS);
+  EXPECT_EQ(loehle_idle_overdue_slice(5ULL * 1000 * 1000), LOEHLE_IDLE_OVERDUE_SLICE_NS);
+  EXPECT_EQ(loehle_idle_overdue_slice(50ULL * 1000), 50ULL * 1000);
+}
+
+// The documented bound stays under the watchdog (30 s) at the longest
+// slice --slice-us accepts and 1,000 overdue idle tasks on one CPU: the
+// wait, one slice of the CPU's running task, one short turn per task ahead.
+TEST(QueueIdleOverdue, TheBoundHoldsAtTheLongestSlice) {
+  const uint64_t max_slice = 1000ULL * 1000 * 1000;  // kMaxSliceUs
+  const uint64_t bound = LOEHLE_IDLE_OVERDUE_NS + max_slice +
+                         1000 * loehle_idle_overdue_slice(max_slice);
+  EXPECT_LT(bound, 30ULL * 1000 * 1000 * 1000);
+}
+
+// A wakee placed on a sched-idle CPU goes into its local DSQ only when it
+// preempts the idle work there; a packed SCHED_IDLE wakee goes to its
+// queue, behind the LLC's normal work (stall path 6 of issue 29).
+TEST(QueueSchedIdlePick, LocalOnlyWhenItPreempts) {
+  EXPECT_TRUE(loehle_sched_idle_pick_goes_local(1));
+  EXPECT_FALSE(loehle_sched_idle_pick_goes_local(0));
+}
+
 // A per-CPU kthread preempts idle work on its CPU, never normal work.
 TEST(QueueKthreadPreempts, IdleWorkOnly) {
   EXPECT_TRUE(loehle_kthread_preempts(1));

@@ -379,6 +379,9 @@ case_offline_cpu_never_picked() {
 	kill "$hogs"; wait "$hogs" 2>/dev/null
 	picks=$(gen_fork_picks 1)
 	least_loaded=$(gen_value 1 least_loaded)
+	# Its return is a restart the scheduler asks for (scx_bpf_exit): the
+	# kernel logs that unload.
+	expect_kernel_log 'disabled \(unregistered from BPF\)'
 	echo 1 >/sys/devices/system/cpu/cpu$cpu/online || fail "cannot bring CPU $cpu back"
 	[ "$rc" -eq 0 ] || fail "stress-ng --fork failed"
 	echo "fork picks with CPU $cpu offline: [$picks]; least-loaded picks $least_loaded"
@@ -500,22 +503,23 @@ case_wakeup_prefers_idle_core() {
 	pin_everything_to 4
 	trap 'pin_everything_to 0-7' EXIT
 	start_pinned_hogs 0
-	taskset -c 1 "$WAKELAT" 10000 400 >/dev/null &
+	taskset -c 1 "$WAKELAT" 10000 6000 >/dev/null &
 	sleeper=$!
 	sleep 0.2
 	taskset -p -c 0-3 "$sleeper" >/dev/null || fail "could not widen the sleeper's mask"
 	sleep 1
-	beside=0 core=0 n=0
+	beside=0 core=0 n=0 seen=
 	while [ $n -lt 30 ]; do
 		n=$((n + 1))
 		cpu=$(awk '{ print $39 }' /proc/$sleeper/stat 2>/dev/null)
+		seen="$seen${cpu:--}"
 		case $cpu in 1) beside=$((beside + 1)) ;; 2 | 3) core=$((core + 1)) ;; esac
 		sleep 0.05
 	done
 	kill "$sleeper" 2>/dev/null; wait "$sleeper" 2>/dev/null
 	stop_hogs
 	picks=$(gen_block 1 | sed -n 's/.*picks: //p')
-	echo "sleeper samples: on the idle core {2,3} $core of 30, beside the busy sibling $beside; picks: $picks"
+	echo "sleeper samples: on the idle core {2,3} $core of 30, beside the busy sibling $beside (CPUs: $seen); picks: $picks"
 	[ "$core" -ge 20 ] || fail "the sleeper ran on the whole idle core in only $core of 30 samples (beside the busy sibling: $beside)"
 	expect_enabled "the sleeper"
 	stop_sched
