@@ -22,7 +22,7 @@
 # function was being patched, seen while sched_ext switches on).
 #
 # The guest's /out (scheduler logs of failed cases) and the kernel console
-# logs land in BUILD_DIR/vm-results/KERNEL/. LOEHLE_VM_TIMEOUT (default 1200 s)
+# logs land in BUILD_DIR/vm-results/KERNEL/. LOEHLE_VM_TIMEOUT (default 1800 s)
 # bounds each boot; LOEHLE_VM_ARGS adds options to scripts/vm (word-split).
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -30,8 +30,13 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 kernel=$1 build=$2
 shift 2
 nodes=${LOEHLE_VM_NODES:-2}
+# LOEHLE_VM_GROUP=stalls: the cases of tests/vm/cases/stalls.sh, in a boot
+# of their own (about 6 min); the 2-node tier runs every other case.
+group=${LOEHLE_VM_GROUP:-}
+[[ -z $group || $group == stalls ]] || { echo "ctest-vm: LOEHLE_VM_GROUP is stalls or empty, not '$group'" >&2; exit 2; }
 results=$build/vm-results/${kernel//\//_}
 [[ $nodes == 2 ]] || results=$results-nodes$nodes
+[[ -z $group ]] || results=$results-$group
 rm -rf "$results"
 mkdir -p "$results"
 
@@ -40,7 +45,15 @@ export LOEHLE_VM_TCG_THREADS=${LOEHLE_VM_TCG_THREADS:-single}
 if [[ $# -gt 0 ]]; then
 	cases=("$@")
 else
-	mapfile -t cases < <(cat tests/vm/cases/*.sh | sed -n 's/^case_\([A-Za-z0-9_]*\)[ ]*().*/\1/p' |
+	if [[ $group == stalls ]]; then
+		files=(tests/vm/cases/stalls.sh)
+	else
+		files=()
+		for f in tests/vm/cases/*.sh; do
+			[[ $nodes == 1 || $f != */stalls.sh ]] && files+=("$f")
+		done
+	fi
+	mapfile -t cases < <(cat "${files[@]}" | sed -n 's/^case_\([A-Za-z0-9_]*\)[ ]*().*/\1/p' |
 		if [[ $nodes == 1 ]]; then grep '^flat_'; else grep -v '^flat_'; fi)
 fi
 [[ ${#cases[@]} -gt 0 ]] || { echo "ctest-vm: no cases found" >&2; exit 1; }
@@ -68,7 +81,7 @@ tap=$results/tap.txt
 console=$results/console.log
 # shellcheck disable=SC2086
 scripts/vm --kernel "$kernel" --cpus 8 --smt 2 --nodes "$nodes" --build "$build" \
-	--timeout "${LOEHLE_VM_TIMEOUT:-1200}" --out "$results" --console "$console" \
+	--timeout "${LOEHLE_VM_TIMEOUT:-1800}" --out "$results" --console "$console" \
 	${LOEHLE_VM_ARGS:-} -- sh tests/vm/run-cases.sh "${cases[@]}" | tee "$tap"
 rc=${PIPESTATUS[0]}
 kernel_seen=$(sed -n 's/^# kernel \([^,]*\),.*/\1/p' "$tap" | head -n1)
@@ -91,7 +104,7 @@ guest_end() {
 	case $rc in
 	0) ;;
 	126) echo "kernel panic during ${missing[0]:-the last case}: ${panic:-see the console log}" ;;
-	124) echo "the guest timed out after ${LOEHLE_VM_TIMEOUT:-1200} s during ${missing[0]:-the last case}" ;;
+	124) echo "the guest timed out after ${LOEHLE_VM_TIMEOUT:-1800} s during ${missing[0]:-the last case}" ;;
 	*) echo "scripts/vm exited with status $rc${panic:+ ($panic)}" ;;
 	esac
 }
