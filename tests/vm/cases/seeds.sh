@@ -2,7 +2,7 @@
 # (reservoir, wakee-aware, idle-core), beside the alternative it must differ
 # from, in one boot. Sourced by tests/vm/run-cases.sh after scheduler.sh,
 # whose helpers (gen_value, gen_fork_picks, chi_square, expect_enabled,
-# busy_cpus_over) these cases use. flat_* cases need the one-node layout
+# children_of) these cases use. flat_* cases need the one-node layout
 # (LOEHLE_VM_NODES=1: 8 CPUs, one node, one LLC, SMT pairs {0,1}..{6,7});
 # the others the vm tier's 2-node layout.
 #

@@ -65,8 +65,8 @@ exit_runs() {
 # DSQ, over 7 exits per setting alternating in one scheduler run
 # (exit_runs): under idle-core (the default) at most one per exit more
 # than under --smt=off, where the exiting task keeps its CPU by design and the count
-# comes only from kworkers queued beside it (3-5 in 7 exits on both
-# kernels). Before the fix the move made it about 8 per exit (38 in 5
+# comes only from kworkers queued beside it (18-22 in 7 exits on both
+# kernels, alternating). Before the fix the move made it about 8 per exit (38 in 5
 # exits, 7.3.4), so the margin is wide both ways. The exit times, reported
 # beside --smt=off's, must stay within 1.2x of them plus 30 ms (under TCG
 # the CPU's next tick ended each wait, so the times differed little before
