@@ -66,11 +66,15 @@
  * ops.cpu_online flip that flag, so a CPU leaving or coming back costs no
  * reload (without them the kernel unloads the scheduler on every hotplug);
  * hotplug.online mirrors the flags for the loader, which shows them. A CPU
- * going offline runs only its local and the kernel's global DSQ, so
- * cpu_offline hands the tasks of our queues that only it may run to the
- * global DSQ, where the kernel finds them and moves them on (breaking
- * their affinity, as it does for any task of a dying CPU); per-CPU kthreads
- * never enter our queues at all (loehle/queue.h). A CPU
+ * going offline never dispatches from our queues again (from the moment it
+ * is inactive, before ops.cpu_offline), and its hotplug waits for the
+ * tasks counted on its runqueue, so cpu_offline hands its tasks waiting
+ * in our queues to the global DSQ (loehle_offline_takes), which it still
+ * consumes, and the kernel moves them on (breaking their affinity only
+ * when none of their CPUs is left); per-CPU kthreads never enter our
+ * queues at all (loehle/queue.h). Before that, while it waits in
+ * synchronize_rcu() inactive, its LLC's queue is served by other LLCs'
+ * CPUs through the remote overdue turn (loehle_remote_overdue). A CPU
  * that was offline when the loader read the topology has no known core,
  * LLC or node, so its coming online asks for a reload instead
  * (loehle_cpu_online_needs_reload). A change between the loader's topology
@@ -1574,6 +1578,37 @@ static __always_inline bool run_overdue_idle_work(s32 cpu, u32 llc, u64 slice_ns
 }
 
 /*
+ * Take the first task of another LLC's normal queue that has waited past
+ * loehle_remote_overdue, if this CPU may run it. Who runs such a task
+ * otherwise: only its own LLC's CPUs, or others once their own queue is
+ * empty; with its own CPUs not dispatching (inactive on their way
+ * offline, taken by a higher class) and the rest saturated, nobody. One
+ * look at each other LLC's first task, in vtime order.
+ */
+static __always_inline bool run_overdue_remote_work(s32 cpu, u32 llc, u64 slice_ns)
+{
+	struct task_struct *p;
+	u64 now = scx_bpf_now();
+	u32 i, other;
+
+	bpf_for(i, 1, nr_llcs) {
+		other = llc + i;
+		if (other >= nr_llcs)
+			other -= nr_llcs;
+		bpf_for_each(scx_dsq, p, other, 0) {
+			if (bpf_cpumask_test_cpu(cpu, p->cpus_ptr) &&
+			    loehle_remote_overdue(now, waiting_since(p), slice_ns) &&
+			    scx_bpf_dsq_move(LOEHLE_DSQ_ITER, p, SCX_DSQ_LOCAL, 0)) {
+				stat_now(LOEHLE_STAT_REMOTE_OVERDUE);
+				return true;
+			}
+			break;
+		}
+	}
+	return false;
+}
+
+/*
  * What this CPU runs next, in loehle/queue.h's order: normal work anywhere
  * before idle work, a normal prev before idle work, idle work's allowance
  * first when it is due. "prev may keep the CPU": its slice ran out, nothing
@@ -1591,6 +1626,9 @@ void LOEHLE_STRUCT_OPS(loehle_dispatch, s32 cpu, struct task_struct *prev)
 	idx = *(volatile u32 *)&active_config & 1;
 	/* Step 0: an idle task that waited too long, whatever else waits. */
 	if (run_overdue_idle_work(cpu, llc, configs[idx].slice_ns))
+		return;
+	/* Then a remote LLC's normal task nobody there took for two slices. */
+	if (run_overdue_remote_work(cpu, llc, configs[idx].slice_ns))
 		return;
 	due = idle_turn_due(llc, configs[idx].slice_ns);
 	may_keep = prev && (prev->scx.flags & SCX_TASK_QUEUED) &&
@@ -1852,17 +1890,18 @@ void LOEHLE_STRUCT_OPS(loehle_cpu_online, s32 cpu)
 }
 
 /*
- * Hands queue `dsq`'s tasks that only `cpu` may run to the global DSQ
- * (loehle_stranded_by_offline); returns how many.
+ * Hands the tasks of queue `dsq` that loehle_offline_takes names (the
+ * dying CPU's, and those only it may run) to the global DSQ; returns how
+ * many.
  */
-static __always_inline u32 rehome_stranded(u64 dsq, s32 cpu)
+static __always_inline u32 rehome_from(u64 dsq, s32 cpu)
 {
 	struct task_struct *p;
 	u32 moved = 0;
 
 	bpf_for_each(scx_dsq, p, dsq, 0) {
-		if (!loehle_stranded_by_offline(p->nr_cpus_allowed,
-						bpf_cpumask_test_cpu(cpu, p->cpus_ptr)))
+		if (!loehle_offline_takes(scx_bpf_task_cpu(p) == cpu, p->nr_cpus_allowed,
+					  bpf_cpumask_test_cpu(cpu, p->cpus_ptr)))
 			continue;
 		if (scx_bpf_dsq_move(LOEHLE_DSQ_ITER, p, SCX_DSQ_GLOBAL, 0))
 			moved++;
@@ -1871,9 +1910,9 @@ static __always_inline u32 rehome_stranded(u64 dsq, s32 cpu)
 }
 
 /*
- * Who runs a task only the dying CPU may run: the dying CPU itself, from
- * its node's global DSQ, before it goes; the kernel then pushes it to an
- * online CPU, breaking its affinity (loehle/queue.h).
+ * Who runs the tasks of the dying CPU waiting in our queues: that CPU,
+ * from its node's global DSQ, before it goes; the kernel then pushes each
+ * to an online CPU of its mask (loehle/queue.h, loehle_offline_takes).
  */
 void LOEHLE_STRUCT_OPS(loehle_cpu_offline, s32 cpu)
 {
@@ -1881,8 +1920,8 @@ void LOEHLE_STRUCT_OPS(loehle_cpu_offline, s32 cpu)
 
 	set_cpu_online(cpu, false);
 	bpf_for(llc, 0, nr_llcs) {
-		moved += rehome_stranded(llc, cpu);
-		moved += rehome_stranded(IDLE_DSQ(llc), cpu);
+		moved += rehome_from(llc, cpu);
+		moved += rehome_from(IDLE_DSQ(llc), cpu);
 	}
 	if (moved)
 		stat_now_add(LOEHLE_STAT_OFFLINE_REHOMED, moved);

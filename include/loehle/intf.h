@@ -134,7 +134,8 @@ enum loehle_stat {
 	LOEHLE_STAT_IDLE_LOCAL_KICK,	/* a CPU went idle with a task in its local DSQ: kicked itself */
 	LOEHLE_STAT_KTHREAD_PREEMPT,	/* a per-CPU kthread preempted idle work on its CPU */
 	LOEHLE_STAT_IDLE_OVERDUE,	/* an idle task waiting LOEHLE_IDLE_OVERDUE_NS run ahead of all */
-	LOEHLE_STAT_OFFLINE_REHOMED,	/* queued tasks only a dying CPU may run, handed to the kernel */
+	LOEHLE_STAT_OFFLINE_REHOMED,	/* a dying CPU's queued tasks, handed to the kernel */
+	LOEHLE_STAT_REMOTE_OVERDUE,	/* another LLC's task, unserved two slices, run here first */
 	LOEHLE_STAT_EVENTS,
 	LOEHLE_STAT_EVENT_DROPS,
 	LOEHLE_NR_STATS,

@@ -345,24 +345,50 @@ static inline int loehle_idle_kicks_itself(__s32 local_queued)
 }
 
 /*
- * A CPU is going offline: must this task, waiting in a BPF queue, leave it
- * for the kernel's global DSQ? When the CPU was the only one it may run
- * on. A CPU on its way offline consumes only its local and the global
- * DSQ, and the kernel moves a dying CPU's tasks elsewhere (breaking their
- * affinity) only from its local DSQ; left in a BPF queue such a task never
- * runs again (seen: a stress-ng affinity worker pinned to CPU 2, 38 s, the
- * scheduler ejected). Tasks allowed elsewhere are taken by other CPUs. A
- * mask whose every CPU is offline, with more than one CPU in it, is not
- * caught here. Nor are tasks allowed elsewhere but counted on the dying
- * CPU's runqueue, whose hotplug waits for that runqueue to empty: tested
- * with idle work waiting in an LLC whose every CPU went offline beside
- * saturating normal work (case_offline_whole_llc_with_idle_work), the
- * kernel moved them on by itself, each CPU's hotplug taking under 1 s.
+ * A CPU is going offline (ops.cpu_offline) with this task waiting in our
+ * queues: must it leave them for the kernel's global DSQ? When it is that
+ * CPU's (its task_cpu is the dying CPU), or only that CPU may run it. The
+ * task is counted on the dying CPU's runqueue, and the kernel's hotplug
+ * waits for that runqueue to empty; the dying CPU never dispatches from
+ * our queues again, but it does consume its node's global DSQ, and the
+ * kernel then pushes the task to an online CPU of its mask (breaking its
+ * affinity when none is left). Left in our queues, only other CPUs would
+ * take it, and a remote pull does not wake the dying CPU's hotplug waiter
+ * if that CPU is already idle. (Seen before the one-CPU rule: a stress-ng
+ * affinity worker pinned to CPU 2 left in a BPF queue, 38 s, the
+ * scheduler ejected.)
  */
-static inline int loehle_stranded_by_offline(__u32 nr_cpus_allowed,
-					     int allowed_on_cpu)
+static inline int loehle_offline_takes(int on_dying_cpu, __u32 nr_cpus_allowed,
+				       int allowed_on_dying_cpu)
 {
-	return nr_cpus_allowed == 1 && allowed_on_cpu;
+	return on_dying_cpu || (nr_cpus_allowed == 1 && allowed_on_dying_cpu);
+}
+
+/*
+ * Has the first task of another LLC's normal queue, waiting runnable since
+ * `queued_since` (0: not known), waited so long at `now` that this CPU
+ * takes it before its own LLC's work? A CPU looks at remote queues
+ * otherwise only when its own is empty, so a queue whose own CPUs do not
+ * dispatch (each inactive on its way offline, or taken by a higher class)
+ * is never served while the other LLCs are saturated. Seen in the soak:
+ * the last CPU of a node going offline waits in synchronize_rcu() for a
+ * reader preempted there (khugepaged), its LLC's CPUs inactive and not
+ * dispatching, before ops.cpu_offline is called: 19.5 s, then the kernel
+ * ejected the scheduler for the RCU stall. The bound is two slices, at
+ * least LOEHLE_REMOTE_OVERDUE_MIN_NS, so that an LLC that serves its own
+ * queue keeps its tasks.
+ */
+#define LOEHLE_REMOTE_OVERDUE_MIN_NS (50ULL * 1000 * 1000)
+
+static inline int loehle_remote_overdue(__u64 now, __u64 queued_since, __u64 slice_ns)
+{
+	__u64 bound = 2 * slice_ns;
+
+	if (bound < LOEHLE_REMOTE_OVERDUE_MIN_NS)
+		bound = LOEHLE_REMOTE_OVERDUE_MIN_NS;
+	if (!queued_since || now < queued_since)
+		return 0;
+	return now - queued_since >= bound;
 }
 
 #endif /* LOEHLE_QUEUE_H */

@@ -22,7 +22,8 @@
  * starts running (a remote dispatch or a cross-LLC fork brings a vtime from
  * another LLC), or stops (a task kept on its CPU at slice expiry runs again
  * without queueing), its vtime is put inside the window of its queue in the
- * LLC it is in: [clock - slice, clock + LOEHLE_MAX_LEAD_SLICES * slice].
+ * LLC it is in: [clock - slice, clock + lead], the lead being
+ * LOEHLE_MAX_LEAD_SLICES slices of at most LOEHLE_LEAD_SLICE_CAP_NS each.
  * - The lower edge is a sleeper's credit: one slice, not the whole time it
  *   slept, so a waking task cannot monopolise the CPU.
  * - The upper edge is the no-starvation guarantee. At weight 1 one slice
@@ -36,6 +37,12 @@
  *   queue of its own, a SCHED_IDLE task's steep charge is weighed against
  *   other idle work only; a vtime brought from another LLC needs the bound
  *   in either queue.
+ *   A task at the upper edge waits until the clock reaches it, and a clock
+ *   moves about as fast as one task's share of a CPU: with N CPU-bound
+ *   tasks per CPU, about lead x N. A lead of 4 slices at the longest
+ *   --slice-us (1 s) made that 4 s x N (seen in the soak: khugepaged,
+ *   nice 19, weight 1, waited 19.5 s), so each slice counts at most 5 ms
+ *   in the lead: 20 ms x N at any slice length.
  * The clock advances to the bounded vtime of the task that starts running,
  * never backwards, and by at most the lead: the caller updates it with a
  * compare-and-swap, because several CPUs of one LLC start tasks at once.
@@ -45,22 +52,33 @@
 
 #include "loehle/intf.h"
 
-/* How far ahead of its LLC's clock a task's vtime may run, in slices. */
+/* How far ahead of its LLC's clock a task's vtime may run, in slices... */
 #define LOEHLE_MAX_LEAD_SLICES 4
+/* ... each counted as at most the default slice. */
+#define LOEHLE_LEAD_SLICE_CAP_NS 5000000ULL
 
 /* The weight of a nice-0 task in sched_ext (p->scx.weight). */
 #define LOEHLE_WEIGHT_NICE0 100
 
+/* How far ahead of its queue's clock a vtime may be at `slice_ns`. */
+static inline __u64 loehle_vtime_lead(__u64 slice_ns)
+{
+	return LOEHLE_MAX_LEAD_SLICES * (slice_ns < LOEHLE_LEAD_SLICE_CAP_NS ?
+						 slice_ns : LOEHLE_LEAD_SLICE_CAP_NS);
+}
+
 /*
  * The vtime a task may carry into the queue whose clock is `clock`: at most
- * one slice behind it, at most LOEHLE_MAX_LEAD_SLICES slices ahead.
+ * one slice behind it, at most loehle_vtime_lead() ahead.
  */
 static inline __u64 loehle_vtime_bound(__u64 vtime, __u64 clock, __u64 slice_ns)
 {
+	__u64 lead = loehle_vtime_lead(slice_ns);
+
 	if (vtime + slice_ns < clock)
 		return clock - slice_ns;
-	if (vtime > clock + LOEHLE_MAX_LEAD_SLICES * slice_ns)
-		return clock + LOEHLE_MAX_LEAD_SLICES * slice_ns;
+	if (vtime > clock + lead)
+		return clock + lead;
 	return vtime;
 }
 

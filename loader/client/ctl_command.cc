@@ -115,7 +115,8 @@ std::string FormatGeneration(const GenerationSnapshot& gen) {
       "smt moves %u, idle dispatches %u, idle turns %u, idle wakes "
       "deferred %u, idle wakes late %u, idle wakes released %u, enqueues on "
       "offline CPUs %u, idle local kicks %u, kthread preemptions %u, "
-      "idle overdue %u, offline rehomed %u, events %u, event drops %u\n",
+      "idle overdue %u, offline rehomed %u, remote overdue %u, events %u, "
+      "event drops %u\n",
       c.Get(LOEHLE_STAT_SCAN_SKIPPED), c.Get(LOEHLE_STAT_SI_CLAIM_LOST),
       c.Get(LOEHLE_STAT_CPU_RELEASE), c.Get(LOEHLE_STAT_SMT_MOVE),
       c.Get(LOEHLE_STAT_DISPATCH_IDLE), c.Get(LOEHLE_STAT_IDLE_TURN),
@@ -123,7 +124,7 @@ std::string FormatGeneration(const GenerationSnapshot& gen) {
       c.Get(LOEHLE_STAT_IDLE_WAKE_RELEASED), c.Get(LOEHLE_STAT_KICK_FROM_OFFLINE),
       c.Get(LOEHLE_STAT_IDLE_LOCAL_KICK), c.Get(LOEHLE_STAT_KTHREAD_PREEMPT),
       c.Get(LOEHLE_STAT_IDLE_OVERDUE), c.Get(LOEHLE_STAT_OFFLINE_REHOMED),
-      c.Get(LOEHLE_STAT_EVENTS), c.Get(LOEHLE_STAT_EVENT_DROPS));
+      c.Get(LOEHLE_STAT_REMOTE_OVERDUE), c.Get(LOEHLE_STAT_EVENTS), c.Get(LOEHLE_STAT_EVENT_DROPS));
   absl::StrAppendFormat(
       &out, "  fork picks per CPU [%s]: cv %.3f, chi-square %.1f, max %u, min %u\n",
       absl::StrJoin(c.fork_picks, " "), d.fork_spread_cv, d.fork_chi_square,

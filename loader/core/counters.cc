@@ -76,8 +76,11 @@ constexpr std::array<ScalarCounter, LOEHLE_NR_STATS - LOEHLE_STAT_CANDIDATES>
          "idle tasks that had waited 5 s, run by a CPU of their mask ahead "
          "of all other work for a short turn"},
         {"offline_rehomed", "tasks",
-         "queued tasks only a CPU going offline may run, handed to the "
-         "kernel to move on"},
+         "queued tasks of a CPU going offline (or that only it may run), "
+         "handed to the kernel to move on"},
+        {"remote_overdue", "tasks",
+         "another LLC's normal tasks that waited two slices unserved, run "
+         "by this LLC's CPUs ahead of their own work"},
         {"events", "events", "pick events submitted to the ring buffer"},
         {"event_drops", "events", "pick events lost: the ring buffer was full"},
     }};

@@ -99,10 +99,27 @@ TEST(QueueIdleKicksItself, WheneverItsLocalDsqIsNotEmpty) {
   EXPECT_FALSE(loehle_idle_kicks_itself(-2));  // an error from the kfunc
 }
 
-TEST(QueueStrandedByOffline, OnlyTasksThatMayRunThereAlone) {
-  EXPECT_TRUE(loehle_stranded_by_offline(1, 1));
-  EXPECT_FALSE(loehle_stranded_by_offline(1, 0));  // pinned elsewhere
-  EXPECT_FALSE(loehle_stranded_by_offline(4, 1));  // other CPUs take it
+// The dying CPU's tasks, and those only it may run, leave our queues for
+// the global DSQ, which that CPU consumes before it goes.
+TEST(QueueOfflineTakes, TheDyingCpusTasksAndThoseOnlyItMayRun) {
+  EXPECT_TRUE(loehle_offline_takes(1, 4, 1));
+  EXPECT_TRUE(loehle_offline_takes(1, 1, 1));
+  EXPECT_TRUE(loehle_offline_takes(0, 1, 1));   // pinned there, queued elsewhere
+  EXPECT_FALSE(loehle_offline_takes(0, 1, 0));  // pinned elsewhere
+  EXPECT_FALSE(loehle_offline_takes(0, 4, 1));  // another CPU's, allowed elsewhere
+}
+
+// A remote queue's first task is taken ahead of the own LLC's work once it
+// waited two slices, at least 50 ms.
+TEST(QueueRemoteOverdue, TwoSlicesAtLeastFiftyMs) {
+  constexpr uint64_t kMs = 1'000'000;
+  constexpr uint64_t kNow = 1'000'000 * kMs;
+  EXPECT_FALSE(loehle_remote_overdue(kNow, kNow - 49 * kMs, 5 * kMs));
+  EXPECT_TRUE(loehle_remote_overdue(kNow, kNow - 50 * kMs, 5 * kMs));
+  EXPECT_FALSE(loehle_remote_overdue(kNow, kNow - 1999 * kMs, 1000 * kMs));
+  EXPECT_TRUE(loehle_remote_overdue(kNow, kNow - 2000 * kMs, 1000 * kMs));
+  EXPECT_FALSE(loehle_remote_overdue(kNow, 0, 5 * kMs));           // not known
+  EXPECT_FALSE(loehle_remote_overdue(kNow, kNow + kMs, 5 * kMs));  // another CPU's clock ahead
 }
 
 TEST(QueueDispatchPlan, NormalWorkBeforeIdleWork) {

@@ -34,6 +34,23 @@ TEST(QueueVtimeBound, WindowAroundTheClock) {
   EXPECT_EQ(loehle_vtime_bound(9 * kSlice, 0, kSlice), kLead);
 }
 
+// The lead stops growing at the default slice: at --slice-us=1000000 a
+// lead of 4 slices let a weight-1 task wait about 4 s per CPU-bound task
+// of its CPU (19.5 s in the soak, past the RCU stall timeout). The credit
+// below the clock still follows the slice.
+TEST(QueueVtimeBound, LeadCappedAtLongSlices) {
+  constexpr uint64_t kLong = 1'000'000'000;
+  constexpr uint64_t kClock = 1'000 * kLong;
+  constexpr uint64_t kCap = LOEHLE_MAX_LEAD_SLICES * LOEHLE_LEAD_SLICE_CAP_NS;
+  EXPECT_EQ(kCap, 20'000'000u);
+  EXPECT_EQ(loehle_vtime_lead(kLong), kCap);
+  EXPECT_EQ(loehle_vtime_lead(LOEHLE_LEAD_SLICE_CAP_NS), kCap);
+  EXPECT_EQ(loehle_vtime_lead(1'000'000), 4'000'000u);  // shorter slices: 4 of them
+  EXPECT_EQ(loehle_vtime_bound(kClock + 100 * kLong, kClock, kLong), kClock + kCap);
+  EXPECT_EQ(loehle_vtime_bound(kClock + kCap, kClock, kLong), kClock + kCap);
+  EXPECT_EQ(loehle_vtime_bound(0, kClock, kLong), kClock - kLong);
+}
+
 // Charge the time run, measured by timestamps: a task preempted after
 // 0.3 ms pays 0.3 ms, not the configured slice (the kernel zeroes a
 // preempted task's slice, so "slice - remaining" billed it 5 ms, and 500 ms

@@ -62,6 +62,9 @@ KLOG_BAD='WARNING:|BUG:|Oops|Kernel panic|runnable task stall|sched_ext: .*(disa
 KLOG_STOP='disabled \(unregistered from user space\)'
 STALLWATCH=${LOEHLE_BUILD_DIR:-build}/loehle-stallwatch
 STALLS=/tmp/case.stalls
+# Its report-only output (-S): tasks taking turns on a busy CPU beside an
+# idle one, which the stall rule (no CPU time at all) does not see.
+SHARED=/tmp/case.shared
 STALLS_EXPECTED=/tmp/case.stalls-expected
 SCHED_PID_FILE=/tmp/sched.pid
 # Pinned CPU hogs a case started (seeds.sh: start_pinned_hogs), one pid a
@@ -119,8 +122,8 @@ expect_hotplug_reloads() {
 # reported, unless the case expected stalls.
 start_watch() {
 	rm -f "$STALLS" "$STALLS_EXPECTED"
-	: >"$STALLS"
-	"$STALLWATCH" "$STALLS" </dev/null >/dev/null 2>&1 &
+	: >"$STALLS"; : >"$SHARED"
+	"$STALLWATCH" -S "$SHARED" "$STALLS" </dev/null >/dev/null 2>&1 &
 	WATCH_PID=$!
 }
 stop_watch() {
@@ -128,6 +131,13 @@ stop_watch() {
 	wait "$WATCH_PID" 2>/dev/null
 }
 stall_lines() { [ -f "$STALLS_EXPECTED" ] || cat "$STALLS"; }
+# One comment line with the count and the first report of SHARED, if any.
+shared_note() {
+	[ -s "$SHARED" ] || return 0
+	echo "#   report only: $(wc -l <"$SHARED") window(s) of a task sharing a CPU beside an idle one; first: $(head -n 1 "$SHARED")"
+	[ -d /out ] && cp "$SHARED" "/out/$1.shared.txt"
+	return 0
+}
 
 # The lines of the kernel log since the case began that fail it.
 kernel_log_failures() {
@@ -248,6 +258,7 @@ for c in $sel; do
 		fi
 		dmesg | grep -iE 'sched_ext|scx|WARNING:|BUG:|stall' | tail -n 10 | sed 's/^/#   dmesg: /'
 	fi
+	shared_note "$c"
 done
 dmesg -c >>/tmp/dmesg.boot 2>/dev/null
 [ -d /out ] && cp /tmp/dmesg.boot /out/dmesg.txt

@@ -111,38 +111,63 @@ case_seed003_packing() {
 }
 
 # Seed 002: four CPU-bound tasks on 4 cores x 2 threads land on four
-# different cores under idle-core. Observed from /proc/stat: over a window,
-# the CPUs that were busy most of the time must sit on four distinct cores.
-busy_cpus_over() {
-	grep '^cpu[0-9]' /proc/stat >/tmp/stat.0
-	sleep "$1"
-	grep '^cpu[0-9]' /proc/stat >/tmp/stat.1
-	awk 'NR == FNR { for (i = 2; i <= NF; i++) t0[$1] += $i; i0[$1] = $5 + $6; next }
-	     { t = 0; for (i = 2; i <= NF; i++) t += $i
-	       busy = 1 - ($5 + $6 - i0[$1]) / (t - t0[$1])
-	       if (busy > 0.6) { sub(/^cpu/, "", $1); printf "%s ", $1 } }' /tmp/stat.0 /tmp/stat.1
+# different cores under idle-core, in 3 of 4 samples (count_spread_windows
+# below). A sample misses only when a per-CPU kernel thread or this shell
+# shares a core with a task at that moment. With the preference gone a
+# placement spreads by chance with probability 0.23 and then stays, so this
+# case alone passes about a quarter of runs with the rule broken; the case
+# with the power is seed002_default_vs_off (seeds.sh), five placements.
+#
+# count_spread_windows LABEL N PIDS: of N samples of the 4 tasks PIDS, at
+# least 1.5 s apart, those with the tasks on 4 distinct cores. Where each
+# task is (its /proc/PID/stat CPU), not which CPUs look busy: under
+# single-threaded TCG a busy CPU's share of a 1.5-s window fell under a
+# 0.6 threshold now and then (3 busy CPUs seen with 4 tasks on 4 cores). A
+# sample with two tasks on one CPU shows a task queued, not placed (its
+# CPU is the one it last ran on; seen once: [2 2 2 1], then spread again
+# 1.5 s later), so it is not counted and another is taken, at most 3N in
+# all; samples not taken count as not spread. Such a sample means tasks
+# shared a CPU for a moment while others were idle. loehle-stallwatch
+# reports only a task that gains no CPU time for 1 s, so tasks taking
+# turns on one CPU beside an idle one are outside what it sees; how long
+# that lasted is open (issue 29's note).
+count_spread_windows() {
+	good=0 w=0 taken=0
+	while [ $w -lt "$2" ] && [ $taken -lt $((3 * $2)) ]; do
+		taken=$((taken + 1))
+		sleep 1.5
+		cpus="" cores=""
+		for pid in $3; do
+			cpu=$(awk '{ print $39 }' "/proc/$pid/stat" 2>/dev/null)
+			[ -n "$cpu" ] || continue
+			cpus="$cpus $cpu"
+			cores="$cores $(cut -d, -f1 /sys/devices/system/cpu/cpu$cpu/topology/thread_siblings_list | cut -d- -f1)"
+		done
+		distinct=$(echo $cores | tr ' ' '\n' | sort -u | grep -c .)
+		if [ "$(echo $cpus | tr ' ' '\n' | sort -u | grep -c .)" -ne 4 ]; then
+			echo "$1 try $taken: tasks on CPUs [$cpus ]: not 4 distinct CPUs, a task was queued; not counted" >&2
+			continue
+		fi
+		w=$((w + 1))
+		echo "$1 sample $w: tasks on CPUs [$cpus ] on cores [$cores ] ($distinct distinct)" >&2
+		[ "$distinct" -eq 4 ] && good=$((good + 1))
+	done
+	echo "$good"
 }
 
 case_seed002_idle_core() {
 	start_sched --smt=idle-core
-	stress-ng --cpu 4 --cpu-method int64 -t 12 --quiet &
+	# Stopped once its samples are taken (a fixed -t ran out before the
+	# last windows of a slow first boot in seed002_default_vs_off).
+	stress-ng --cpu 4 --cpu-method int64 -t 300 --quiet &
 	load=$!
+	workers=$(children_of "$load" 4 150)
+	[ "$(echo $workers | wc -w)" -eq 4 ] || fail "expected 4 stress-ng workers, got [$workers]"
 	sleep 2
-	good=0 windows=0
-	while [ $windows -lt 4 ]; do
-		busy=$(busy_cpus_over 1.5)
-		cores=""
-		for cpu in $busy; do
-			cores="$cores $(cut -d, -f1 /sys/devices/system/cpu/cpu$cpu/topology/thread_siblings_list | cut -d- -f1)"
-		done
-		n=$(echo $busy | wc -w)
-		distinct=$(echo $cores | tr ' ' '\n' | sort -u | grep -c .)
-		echo "window $windows: busy CPUs [$busy] on cores [$cores ] ($distinct distinct)"
-		[ "$n" -eq 4 ] && [ "$distinct" -eq 4 ] && good=$((good + 1))
-		windows=$((windows + 1))
-	done
-	wait "$load" || fail "stress-ng --cpu 4 failed"
-	[ "$good" -ge 3 ] || fail "4 CPU-bound tasks were not on 4 distinct cores in $((windows - good)) of $windows windows"
+	good=$(count_spread_windows idle-core 4 "$workers")
+	kill "$load"; wait "$load" 2>/dev/null
+	echo "4 tasks on 4 distinct cores in $good of 4 samples"
+	[ "$good" -ge 3 ] || fail "4 CPU-bound tasks were on 4 distinct cores in only $good of 4 samples"
 	expect_enabled "the CPU-bound load"
 	stop_sched
 }
@@ -331,11 +356,12 @@ case_hotplug_without_reload() {
 
 # A task whose every allowed CPU goes offline while it may wait in our
 # queues: three CPU hogs allowed on CPUs 2 and 3 only, so that one always
-# waits; CPU 2, then CPU 3, taken offline for 6 s. Only tasks pinned to one
-# CPU are handed to the global DSQ by cpu_offline (loehle_stranded_by_offline);
-# these, allowed on two, are moved on by the kernel itself when their last
-# CPU dies (measured: a cpu_offline that also handed them over made no
-# difference; the mutant keeping the one-CPU rule survived this case).
+# waits; CPU 2, then CPU 3, taken offline for 6 s. The tasks of each CPU
+# go to the global DSQ when it goes (loehle_offline_takes); before that
+# rule only tasks pinned to one CPU did, and these, allowed on two, were
+# moved on by the kernel itself when their last CPU died (a cpu_offline
+# that also handed them over made no difference; the mutant keeping the
+# one-CPU rule survived this case).
 # Checked: every hog gets CPU time while both CPUs are offline, all exit
 # with status 0, the state stays enabled. (On 6.18 each change reloads the
 # scheduler; the same must hold across the reloads.)

@@ -14,8 +14,9 @@ skip_exiting() {
 	awk '$1 == "SCX_EV_ENQ_SKIP_EXITING" { print $2 }' "$SCX/root/events"
 }
 
-# median: the median of the numbers on stdin.
+# median, sum: of the numbers on stdin.
 median() { sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+sum() { awk '{ s += $1 } END { print s + 0 }'; }
 
 # exit_runs: 7 exits of a 768-MiB process on CPU 0 beside a hog on its
 # sibling CPU 1 under each of --smt=off and idle-core, alternating by live
@@ -31,8 +32,8 @@ exit_runs() {
 	start_sched --smt=off --slice-us=1000
 	start_pinned_hogs 1
 	[ -n "$(skip_exiting)" ] || fail "no SCX_EV_ENQ_SKIP_EXITING in $SCX/root/events"
-	: >/tmp/exit.off; : >/tmp/exit.idle-core
-	skipped_off=0 skipped_dfl=0 i=0
+	for smt in off idle-core; do : >/tmp/exit.$smt; : >/tmp/skipped.$smt; done
+	i=0
 	while [ $i -lt 7 ]; do
 		i=$((i + 1))
 		for smt in off idle-core; do
@@ -41,18 +42,15 @@ exit_runs() {
 			_r=$(taskset -c 7 "$EXITBIG" 0 768 1) || fail "--smt=$smt: loehle-exitbig failed: $_r"
 			_e1=$(skip_exiting)
 			echo "${_r%% *}" >>/tmp/exit.$smt
-			if [ $smt = off ]; then
-				skipped_off=$((skipped_off + _e1 - _e0))
-			else
-				skipped_dfl=$((skipped_dfl + _e1 - _e0))
-			fi
+			echo $((_e1 - _e0)) >>/tmp/skipped.$smt
 		done
 	done
 	hogs_alive "the exits"
 	stop_hogs
 	expect_enabled "the exits"
 	stop_sched
-	echo "$(median </tmp/exit.off) $skipped_off $(median </tmp/exit.idle-core) $skipped_dfl"
+	echo "$(median </tmp/exit.off) $(sum </tmp/skipped.off)" \
+		"$(median </tmp/exit.idle-core) $(sum </tmp/skipped.idle-core)"
 }
 
 # Stall path 1: an exiting task's slice ends beside a busy sibling while a
@@ -144,29 +142,46 @@ offline_within() {
 	awk -v a="$_t0" -v b="$(cut -d' ' -f1 /proc/uptime)" 'BEGIN { printf "%.1f", b - a }'
 }
 
-# Stall path 4: an LLC loses its last online CPU while idle work waits in
-# its queues, normal work saturating the rest. Queued tasks counted on a
-# dying CPU's runqueue hold its hotplug until they leave it (the kernel
-# waits for that runqueue to empty); cpu_offline hands them to the kernel,
-# which moves them on at once. CPUs 5, 6, 7, then 4 (all of LLC 1) go
-# offline beside 8 normal and 4 SCHED_IDLE CPU hogs: each write returns
-# within 5 s (measured below; before the fix the last one waited for the
-# hogs to end). On 6.18 each change reloads the scheduler (its hotplug
-# mode): the same bound holds across the reloads.
+# Stall path 4: an LLC loses its last online CPU while work waits in its
+# queues, normal work saturating the rest. Tasks queued there are counted
+# on their CPU's runqueue, and the kernel's hotplug of that CPU waits for
+# them to leave; the dying CPU stops dispatching once inactive, and other
+# LLCs' CPUs look at remote queues only when their own is empty, which
+# under this load they never are (cpu_offline hands the dying CPU's tasks
+# to the global DSQ, loehle_offline_takes; before that, in the CPU's
+# synchronize_rcu(), the remote overdue turn serves them,
+# loehle_remote_overdue). In LLC 1: 4
+# SCHED_IDLE hogs, and 8 normal hogs for its 4 CPUs, so that 4 of them
+# wait in its normal queue at any time; half of each kind then allowed
+# everywhere, the other half kept on CPUs 4-7 (every CPU of their mask
+# goes: the kernel breaks their affinity). Beside them 8 normal hogs
+# anywhere. CPUs 5, 6, 7, then 4 go offline: each write returns within
+# 5 s (measured below). In the soak, without either rule, the last write
+# waited 23 s for a reader preempted in its LLC's queue, and the kernel
+# ejected the scheduler for the RCU stall; this case did not reproduce it
+# (a mutant that left the dying CPU's tasks in LLC 1's queues survived it
+# on 7.3.4), so it checks the bound, and the soak's whole-node offline is
+# the reproducer. On 6.18 each change reloads
+# the scheduler (its hotplug mode): the same bound holds across reloads.
 case_offline_whole_llc_with_idle_work() {
 	start_sched
 	expect_hotplug_reloads
 	stress-ng --cpu 8 --cpu-method int64 -t 60 --quiet &
 	echo "$!" >>"$HOGS_PID_FILE"
 	normal=$!
-	# Started in LLC 1, so that they wait in its idle queue, then allowed
-	# everywhere: other LLCs may take them, but only by their allowance.
+	taskset -c 4-7 stress-ng --cpu 8 --cpu-method int64 -t 60 --quiet &
+	echo "$!" >>"$HOGS_PID_FILE"
+	llc1_normal=$!
 	taskset -c 4-7 chrt --idle 0 stress-ng --cpu 4 --cpu-method int64 -t 60 --quiet &
 	echo "$!" >>"$HOGS_PID_FILE"
 	idle=$!
-	workers=$(children_of "$idle" 4 100)
-	[ "$(echo $workers | wc -w)" -eq 4 ] || fail "expected 4 SCHED_IDLE hogs, got [$workers]"
-	for pid in $idle $workers; do taskset -p -c 0-7 "$pid" >/dev/null || fail "cannot widen $pid's mask"; done
+	idle_workers=$(children_of "$idle" 4 100)
+	normal_workers=$(children_of "$llc1_normal" 8 100)
+	[ "$(echo $idle_workers | wc -w)" -eq 4 ] || fail "expected 4 SCHED_IDLE hogs, got [$idle_workers]"
+	[ "$(echo $normal_workers | wc -w)" -eq 8 ] || fail "expected 8 normal hogs in LLC 1, got [$normal_workers]"
+	for pid in $idle $llc1_normal $(echo $idle_workers | cut -d' ' -f1-2) $(echo $normal_workers | cut -d' ' -f1-4); do
+		taskset -p -c 0-7 "$pid" >/dev/null || fail "cannot widen $pid's mask"
+	done
 	sleep 2
 	took=
 	for cpu in 5 6 7 4; do
@@ -177,8 +192,12 @@ case_offline_whole_llc_with_idle_work() {
 	for cpu in 4 5 6 7; do
 		echo 1 >/sys/devices/system/cpu/cpu$cpu/online || fail "cannot bring CPU $cpu back"
 	done
-	kill "$normal" "$idle" 2>/dev/null; wait "$normal" "$idle" 2>/dev/null
-	echo "offline writes:$took"
+	kill "$normal" "$llc1_normal" "$idle" 2>/dev/null
+	wait "$normal" "$llc1_normal" "$idle" 2>/dev/null
+	stats=$("$SCHED" ctl stats --json 2>/dev/null)
+	rehomed=$(echo "$stats" | grep -o '"offline_rehomed":[0-9]*' | awk -F: '{ n += $2 } END { print n + 0 }')
+	refused=$(echo "$stats" | grep -o '"kick_from_offline":[0-9]*' | awk -F: '{ n += $2 } END { print n + 0 }')
+	echo "offline writes:$took; tasks rehomed from offline CPUs: $rehomed; kicks refused on an offline CPU: $refused"
 	wait_state enabled 30 || fail "state is '$(cat "$STATE")' after the hotplug"
 	expect_enabled "LLC 1 going offline beside idle work"
 	stop_sched

@@ -8,7 +8,8 @@
  *   loehle-hammer SOCKET switch SECONDS INTERVAL_MS [COUNT]
  *       one connection; a `set` every INTERVAL_MS (0: each as soon as the
  *       previous one is answered), cycling policy, SCHED_IDLE mode and
- *       scope, SMT mode, slice, claim retries and sample rate; with COUNT > 0, stops
+ *       scope, SMT mode, slice (up to the longest, 1 s), claim retries and
+ *       sample rate; with COUNT > 0, stops
  *       after COUNT sets and fails if SECONDS ran out first (0: no limit)
  *   loehle-hammer SOCKET requests SECONDS [PAUSE_MS]
  *       one connection; stats, get and a malformed line in turn, each sent
@@ -212,6 +213,8 @@ static const char *const settings[] = {
 	"{\"cmd\":\"set\",\"args\":{\"policy\":\"builtin\",\"sched_idle\":\"ignore\",\"sample_every\":1,\"sched_idle_scope\":\"cgroup\"}}\n",
 	"{\"cmd\":\"set\",\"args\":{\"policy\":\"reservoir\",\"sched_idle\":\"wakee-aware\",\"smt\":\"idle-core\",\"sched_idle_scope\":\"hierarchy\"}}\n",
 	"{\"cmd\":\"set\",\"args\":{\"slice_us\":20000,\"sample_every\":0,\"claim_retries\":0}}\n",
+	/* The longest slice --slice-us accepts: idle work's bound must hold. */
+	"{\"cmd\":\"set\",\"args\":{\"slice_us\":1000000,\"sched_idle\":\"mainline\"}}\n",
 	"{\"cmd\":\"set\",\"args\":{\"slice_us\":5000,\"sample_every\":64,\"claim_retries\":1}}\n",
 };
 
@@ -260,12 +263,12 @@ static int run_in_turn(double seconds, const char *const *lines,
 
 static int run_switch(double seconds, long interval_ms, long count)
 {
-	static const judge_fn judges[6] = {
-		judge_well_formed, judge_well_formed, judge_well_formed,
-		judge_well_formed, judge_well_formed, judge_well_formed,
-	};
+	enum { n = sizeof(settings) / sizeof(settings[0]) };
+	judge_fn judges[n];
 
-	return run_in_turn(seconds, settings, judges, 6, interval_ms, count);
+	for (int i = 0; i < n; i++)
+		judges[i] = judge_well_formed;
+	return run_in_turn(seconds, settings, judges, n, interval_ms, count);
 }
 
 static int run_requests(double seconds, long pause_ms)

@@ -2,7 +2,8 @@
 /*
  * loehle-stallwatch: reports tasks that wait beside an idle CPU.
  *
- *   loehle-stallwatch [-i INTERVAL_MS] [-t THRESHOLD_MS] [-I IDLE_PCT] OUT
+ *   loehle-stallwatch [-i INTERVAL_MS] [-t THRESHOLD_MS] [-I IDLE_PCT]
+ *                     [-S SHARED_OUT [-s WINDOW_MS]] OUT
  *
  * Every INTERVAL_MS (default 250) it reads each thread's state and CPU
  * time (/proc/PID/task/TID/stat: state, utime + stime) and each CPU's idle
@@ -21,6 +22,18 @@
  * of utime + stime) in the whole window counts as not run, which the
  * idle-CPU condition keeps from mattering: a correct scheduler runs such a
  * thread on the idle CPU long before the threshold.
+ *
+ * With -S it also appends to SHARED_OUT what the stall rule cannot see:
+ * a thread runnable (R) at every sample of a WINDOW_MS window (default
+ * 2000) that gained under SHARED_RAN_PCT of it in CPU time while a CPU of
+ * its mask was idle at least SHARED_IDLE_PCT of it, i.e. that took turns
+ * on a busy CPU beside an idle one:
+ *
+ *   shared: TID COMM runnable MS ms, ran R% of it; CPU C idle P% of it
+ *
+ * one line per such window. A report, not a verdict: a thread that sleeps
+ * and wakes between samples looks the same, and under TCG a vCPU's ticks
+ * lag its wall time now and then.
  */
 #define _GNU_SOURCE
 #include <ctype.h>
@@ -40,6 +53,8 @@
 #define MAX_CPUS 256
 #define MAX_THREADS 8192
 #define MAX_HISTORY 256
+#define SHARED_RAN_PCT 40
+#define SHARED_IDLE_PCT 80
 
 struct thread {
 	int tid;
@@ -48,6 +63,19 @@ struct thread {
 	unsigned long long cpu_ticks;	/* utime + stime at wait_start */
 	long long wait_start_ns;	/* first sample of the current wait, 0: none */
 	int wait_start_sample;
+	/* The current window of the -S report: runnable at every sample. */
+	unsigned long long run_ticks;	/* utime + stime at run_start */
+	long long run_start_ns;		/* 0: not runnable at the last sample */
+	int run_start_sample;
+};
+
+/* What main's options set. */
+struct watch {
+	FILE *out, *shared;		/* shared: NULL without -S */
+	long long threshold_ns, window_ns;
+	int idle_pct;
+	long hz;
+	int self;			/* our own pid, never reported */
 };
 
 static struct thread threads[MAX_THREADS];
@@ -146,8 +174,41 @@ static int idlest_allowed_cpu(int tid, int from, int slot, long hz, int *pct)
 	return found;
 }
 
-static void check_thread(FILE *out, int tid, const char *stat, int sample, int slot,
-			 long long threshold_ns, int idle_pct, long hz, int self)
+/*
+ * The -S report for thread `t` (state, CPU ticks now): windows of
+ * `window_ns` in which it stayed runnable, ran little, and a CPU of its
+ * mask was idle.
+ */
+static void check_shared(FILE *shared, struct thread *t, const char *comm, char state,
+			 unsigned long long ticks, int sample, int slot, long long window_ns,
+			 long hz)
+{
+	long long span_ns;
+	int cpu, pct, ran_pct;
+
+	if (state != 'R' || !t->run_start_ns || sample - t->run_start_sample >= MAX_HISTORY) {
+		t->run_start_ns = state == 'R' ? sample_ns[slot] : 0;
+		t->run_start_sample = sample;
+		t->run_ticks = ticks;
+		return;
+	}
+	span_ns = sample_ns[slot] - t->run_start_ns;
+	if (span_ns < window_ns)
+		return;
+	ran_pct = (int)((ticks - t->run_ticks) * 1e9 / hz / span_ns * 100);
+	cpu = idlest_allowed_cpu(t->tid, t->run_start_sample % MAX_HISTORY, slot, hz, &pct);
+	if (ran_pct < SHARED_RAN_PCT && cpu >= 0 && pct >= SHARED_IDLE_PCT) {
+		fprintf(shared, "shared: %d %s runnable %lld ms, ran %d%% of it; CPU %d idle %d%% of it\n",
+			t->tid, comm, span_ns / 1000000, ran_pct, cpu, pct);
+		fflush(shared);
+	}
+	t->run_start_ns = sample_ns[slot];
+	t->run_start_sample = sample;
+	t->run_ticks = ticks;
+}
+
+static void check_thread(const struct watch *w, int tid, const char *stat, int sample,
+			 int slot)
 {
 	const char *close_paren = strrchr(stat, ')'), *open_paren = strchr(stat, '(');
 	unsigned long long utime, stime;
@@ -156,7 +217,7 @@ static void check_thread(FILE *out, int tid, const char *stat, int sample, int s
 	int cpu, pct, from;
 	size_t len;
 
-	if (!close_paren || !open_paren || tid == self)
+	if (!close_paren || !open_paren || tid == w->self)
 		return;
 	len = (size_t)(close_paren - open_paren - 1);
 	if (len >= sizeof(comm))
@@ -171,6 +232,9 @@ static void check_thread(FILE *out, int tid, const char *stat, int sample, int s
 	if (!t)
 		return;
 	t->seen = 1;
+	if (w->shared)
+		check_shared(w->shared, t, comm, state, utime + stime, sample, slot, w->window_ns,
+			     w->hz);
 	if (state != 'R' || utime + stime != t->cpu_ticks || !t->wait_start_ns) {
 		t->cpu_ticks = utime + stime;
 		t->wait_start_ns = state == 'R' ? sample_ns[slot] : 0;
@@ -178,22 +242,21 @@ static void check_thread(FILE *out, int tid, const char *stat, int sample, int s
 		t->reported = 0;
 		return;
 	}
-	if (t->reported || sample_ns[slot] - t->wait_start_ns < threshold_ns)
+	if (t->reported || sample_ns[slot] - t->wait_start_ns < w->threshold_ns)
 		return;
 	if (sample - t->wait_start_sample >= MAX_HISTORY)
 		return;
 	from = t->wait_start_sample % MAX_HISTORY;
-	cpu = idlest_allowed_cpu(tid, from, slot, hz, &pct);
-	if (cpu < 0 || pct < idle_pct)
+	cpu = idlest_allowed_cpu(tid, from, slot, w->hz, &pct);
+	if (cpu < 0 || pct < w->idle_pct)
 		return;
-	fprintf(out, "stall: %d %s waited %lld ms runnable without CPU time; CPU %d idle %d%% of it\n",
+	fprintf(w->out, "stall: %d %s waited %lld ms runnable without CPU time; CPU %d idle %d%% of it\n",
 		tid, comm, (sample_ns[slot] - t->wait_start_ns) / 1000000, cpu, pct);
-	fflush(out);
+	fflush(w->out);
 	t->reported = 1;
 }
 
-static void sample_threads(FILE *out, int sample, int slot, long long threshold_ns,
-			   int idle_pct, long hz, int self)
+static void sample_threads(const struct watch *w, int sample, int slot)
 {
 	char path[96], stat[1024];
 	struct dirent *p, *t;
@@ -219,8 +282,7 @@ static void sample_threads(FILE *out, int sample, int slot, long long threshold_
 				continue;
 			snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", pid, tid);
 			if (read_file(path, stat, sizeof(stat)) > 0)
-				check_thread(out, tid, stat, sample, slot, threshold_ns, idle_pct, hz,
-					     self);
+				check_thread(w, tid, stat, sample, slot);
 		}
 		closedir(tasks);
 	}
@@ -234,39 +296,70 @@ static void sample_threads(FILE *out, int sample, int slot, long long threshold_
 	}
 }
 
-int main(int argc, char **argv)
+static FILE *open_append(const char *prog, const char *path)
 {
-	long interval_ms = 250, threshold_ms = 1000, idle_pct = 50, hz = sysconf(_SC_CLK_TCK);
-	struct timespec next;
-	int opt, sample = 0, self = getpid();
-	FILE *out;
+	FILE *f = fopen(path, "a");
 
-	while ((opt = getopt(argc, argv, "i:t:I:")) != -1) {
+	if (!f)
+		fprintf(stderr, "%s: %s: %s\n", prog, path, strerror(errno));
+	return f;
+}
+
+static int usage(const char *prog)
+{
+	fprintf(stderr,
+		"usage: %s [-i INTERVAL_MS] [-t THRESHOLD_MS] [-I IDLE_PCT] [-S SHARED_OUT [-s WINDOW_MS]] OUT\n",
+		prog);
+	return 2;
+}
+
+/* Fills *w and *interval_ms from the command line; 0, or main's status. */
+static int parse_options(int argc, char **argv, struct watch *w, long *interval_ms)
+{
+	long threshold_ms = 1000, window_ms = 2000;
+	const char *shared = NULL;
+	int opt;
+
+	*interval_ms = 250;
+	w->idle_pct = 50;
+	while ((opt = getopt(argc, argv, "i:t:I:S:s:")) != -1) {
 		switch (opt) {
-		case 'i': interval_ms = tool_number(argv[0], "-i", optarg, 10, 10000); break;
+		case 'i': *interval_ms = tool_number(argv[0], "-i", optarg, 10, 10000); break;
 		case 't': threshold_ms = tool_number(argv[0], "-t", optarg, 100, 600000); break;
-		case 'I': idle_pct = tool_number(argv[0], "-I", optarg, 1, 100); break;
-		default:
-			fprintf(stderr, "usage: %s [-i INTERVAL_MS] [-t THRESHOLD_MS] [-I IDLE_PCT] OUT\n",
-				argv[0]);
-			return 2;
+		case 'I': w->idle_pct = (int)tool_number(argv[0], "-I", optarg, 1, 100); break;
+		case 'S': shared = optarg; break;
+		case 's': window_ms = tool_number(argv[0], "-s", optarg, 100, 600000); break;
+		default: return usage(argv[0]);
 		}
 	}
-	if (optind != argc - 1) {
-		fprintf(stderr, "usage: %s [-i INTERVAL_MS] [-t THRESHOLD_MS] [-I IDLE_PCT] OUT\n",
-			argv[0]);
+	if (optind != argc - 1)
+		return usage(argv[0]);
+	if (threshold_ms / *interval_ms >= MAX_HISTORY - 1 ||
+	    window_ms / *interval_ms >= MAX_HISTORY - 1) {
+		fprintf(stderr, "%s: THRESHOLD_MS and WINDOW_MS / INTERVAL_MS must be under %d\n",
+			argv[0], MAX_HISTORY - 1);
 		return 2;
 	}
-	if (threshold_ms / interval_ms >= MAX_HISTORY - 1) {
-		fprintf(stderr, "%s: THRESHOLD_MS / INTERVAL_MS must be under %d\n", argv[0],
-			MAX_HISTORY - 1);
-		return 2;
-	}
-	out = fopen(argv[optind], "a");
-	if (!out) {
-		fprintf(stderr, "%s: %s: %s\n", argv[0], argv[optind], strerror(errno));
+	w->threshold_ns = threshold_ms * 1000000LL;
+	w->window_ns = window_ms * 1000000LL;
+	w->hz = sysconf(_SC_CLK_TCK);
+	w->self = getpid();
+	w->out = open_append(argv[0], argv[optind]);
+	if (!w->out)
 		return 1;
-	}
+	w->shared = shared ? open_append(argv[0], shared) : NULL;
+	return shared && !w->shared ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct watch w = { 0 };
+	struct timespec next;
+	long interval_ms;
+	int sample = 0, status = parse_options(argc, argv, &w, &interval_ms);
+
+	if (status)
+		return status;
 	signal(SIGTERM, on_signal);
 	signal(SIGINT, on_signal);
 	clock_gettime(CLOCK_MONOTONIC, &next);
@@ -275,7 +368,7 @@ int main(int argc, char **argv)
 
 		sample_ns[slot] = tool_now_ns();
 		read_idle(slot);
-		sample_threads(out, sample, slot, threshold_ms * 1000000LL, (int)idle_pct, hz, self);
+		sample_threads(&w, sample, slot);
 		sample++;
 		next.tv_nsec += interval_ms * 1000000L;
 		while (next.tv_nsec >= 1000000000L) {
@@ -285,6 +378,8 @@ int main(int argc, char **argv)
 		while (!stop && clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL) == EINTR)
 			;
 	}
-	fclose(out);
+	fclose(w.out);
+	if (w.shared)
+		fclose(w.shared);
 	return 0;
 }
