@@ -244,6 +244,14 @@ struct {
 	__type(value, u64);
 } llc_idle_run SEC(".maps");
 
+/* When a CPU of each LLC last took a task from its normal queue. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, LOEHLE_MAX_LLCS);
+	__type(key, u32);
+	__type(value, u64);
+} llc_served SEC(".maps");
+
 /*
  * When each task last began waiting, runnable: when it became runnable
  * (ops.runnable) or stopped running still runnable (ops.stopping). Read
@@ -1497,6 +1505,24 @@ void LOEHLE_STRUCT_OPS(loehle_enqueue, struct task_struct *p, u64 enq_flags)
 	preempt_idle_work(st, p, cpu, llc);
 }
 
+/* A CPU of `llc` took a task from its normal queue (loehle_remote_unserved). */
+static __always_inline void note_llc_served(u32 llc)
+{
+	u64 *served = bpf_map_lookup_elem(&llc_served, &llc);
+
+	if (served)
+		*served = scx_bpf_now();
+}
+
+/* Has `llc`'s normal queue work its own CPUs left unserved for the bound? */
+static __always_inline bool llc_unserved(u32 llc, u64 now, u64 slice_ns)
+{
+	u64 *served = bpf_map_lookup_elem(&llc_served, &llc);
+
+	return served && scx_bpf_dsq_nr_queued(llc) > 0 &&
+	       loehle_remote_unserved(now, *served, slice_ns);
+}
+
 /*
  * Move the first task of one of the queues base + llc, base + llc + 1, ...
  * (wrapping; from the `from`-th on) to this CPU. Counts `own_stat` when it
@@ -1513,6 +1539,8 @@ static __always_inline bool move_from_queues(u32 base, u32 llc, u32 from,
 			other -= nr_llcs;
 		if (loehle_dsq_move_to_local(base + other)) {
 			stat_now(i ? remote_stat : own_stat);
+			if (!base && !i)
+				note_llc_served(llc);
 			return true;
 		}
 	}
@@ -1578,31 +1606,38 @@ static __always_inline bool run_overdue_idle_work(s32 cpu, u32 llc, u64 slice_ns
 }
 
 /*
- * Take the first task of another LLC's normal queue that has waited past
- * loehle_remote_overdue, if this CPU may run it. Who runs such a task
- * otherwise: only its own LLC's CPUs, or others once their own queue is
- * empty; with its own CPUs not dispatching (inactive on their way
- * offline, taken by a higher class) and the rest saturated, nobody. One
- * look at each other LLC's first task, in vtime order.
+ * Take a task of another LLC's normal queue that its own CPUs have left
+ * unserved and that has waited past the bound (loehle_remote_overdue), if
+ * this CPU may run it: the first such of the first
+ * LOEHLE_IDLE_OVERDUE_LOOK tasks, in vtime order, past any this CPU may
+ * not run. Who runs such a task otherwise: only its own LLC's CPUs, or
+ * others once their own queue is empty; with its own CPUs not dispatching
+ * (inactive on their way offline, taken by a higher class) and the rest
+ * saturated, nobody. A served queue costs a map read and a count.
  */
 static __always_inline bool run_overdue_remote_work(s32 cpu, u32 llc, u64 slice_ns)
 {
 	struct task_struct *p;
 	u64 now = scx_bpf_now();
-	u32 i, other;
+	u32 i, other, looked;
 
 	bpf_for(i, 1, nr_llcs) {
 		other = llc + i;
 		if (other >= nr_llcs)
 			other -= nr_llcs;
+		if (!llc_unserved(other, now, slice_ns))
+			continue;
+		looked = 0;
 		bpf_for_each(scx_dsq, p, other, 0) {
-			if (bpf_cpumask_test_cpu(cpu, p->cpus_ptr) &&
-			    loehle_remote_overdue(now, waiting_since(p), slice_ns) &&
-			    scx_bpf_dsq_move(LOEHLE_DSQ_ITER, p, SCX_DSQ_LOCAL, 0)) {
+			if (++looked > LOEHLE_IDLE_OVERDUE_LOOK)
+				break;
+			if (!bpf_cpumask_test_cpu(cpu, p->cpus_ptr) ||
+			    !loehle_remote_overdue(now, waiting_since(p), slice_ns))
+				continue;
+			if (scx_bpf_dsq_move(LOEHLE_DSQ_ITER, p, SCX_DSQ_LOCAL, 0)) {
 				stat_now(LOEHLE_STAT_REMOTE_OVERDUE);
 				return true;
 			}
-			break;
 		}
 	}
 	return false;
@@ -1910,9 +1945,11 @@ static __always_inline u32 rehome_from(u64 dsq, s32 cpu)
 }
 
 /*
- * Who runs the tasks of the dying CPU waiting in our queues: that CPU,
- * from its node's global DSQ, before it goes; the kernel then pushes each
- * to an online CPU of its mask (loehle/queue.h, loehle_offline_takes).
+ * Who runs the tasks of the dying CPU waiting in our queues: a CPU of its
+ * node, from the node's global DSQ (consumed before our queues), before
+ * it goes: the dying CPU itself, whereupon the kernel pushes the task to
+ * an online CPU of its mask, or another CPU of the node
+ * (loehle/queue.h, loehle_offline_takes).
  */
 void LOEHLE_STRUCT_OPS(loehle_cpu_offline, s32 cpu)
 {

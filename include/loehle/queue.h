@@ -365,30 +365,44 @@ static inline int loehle_offline_takes(int on_dying_cpu, __u32 nr_cpus_allowed,
 }
 
 /*
- * Has the first task of another LLC's normal queue, waiting runnable since
- * `queued_since` (0: not known), waited so long at `now` that this CPU
- * takes it before its own LLC's work? A CPU looks at remote queues
- * otherwise only when its own is empty, so a queue whose own CPUs do not
- * dispatch (each inactive on its way offline, or taken by a higher class)
- * is never served while the other LLCs are saturated. Seen in the soak:
- * the last CPU of a node going offline waits in synchronize_rcu() for a
- * reader preempted there (khugepaged), its LLC's CPUs inactive and not
- * dispatching, before ops.cpu_offline is called: 19.5 s, then the kernel
- * ejected the scheduler for the RCU stall. The bound is two slices, at
- * least LOEHLE_REMOTE_OVERDUE_MIN_NS, so that an LLC that serves its own
- * queue keeps its tasks.
+ * Does this CPU take a task of another LLC's normal queue before its own
+ * LLC's work? When that LLC's own CPUs have not served the queue (taken a
+ * task from it) for the bound, `served_at` (0: never), and the task has
+ * waited runnable for the bound since `queued_since` (0: not known). A
+ * CPU looks at remote queues otherwise only when its own is empty, so a
+ * queue whose own CPUs do not dispatch (each inactive on its way offline,
+ * or taken by a higher class) is never served while the other LLCs are
+ * saturated. Seen in the soak: the last CPU of a node going offline waits
+ * in synchronize_rcu() for a reader preempted there (khugepaged), its
+ * LLC's CPUs inactive and not dispatching, before ops.cpu_offline is
+ * called: 19.5 s, then the kernel ejected the scheduler for the RCU stall.
+ * The bound is two slices, at least LOEHLE_REMOTE_OVERDUE_MIN_NS. An LLC
+ * that serves its own queue, however long it is, keeps its tasks: with
+ * the task's wait alone as the test, two saturated LLCs (about 11
+ * runnable tasks per CPU at 5-ms slices, 3 at 1 s) would trade tasks at
+ * every dispatch.
  */
 #define LOEHLE_REMOTE_OVERDUE_MIN_NS (50ULL * 1000 * 1000)
 
+static inline __u64 loehle_remote_overdue_bound(__u64 slice_ns)
+{
+	return 2 * slice_ns < LOEHLE_REMOTE_OVERDUE_MIN_NS ? LOEHLE_REMOTE_OVERDUE_MIN_NS :
+							     2 * slice_ns;
+}
+
+/* Has queue `served_at`'s LLC gone the bound without serving it? */
+static inline int loehle_remote_unserved(__u64 now, __u64 served_at, __u64 slice_ns)
+{
+	if (!served_at)
+		return 1;
+	return now > served_at && now - served_at >= loehle_remote_overdue_bound(slice_ns);
+}
+
 static inline int loehle_remote_overdue(__u64 now, __u64 queued_since, __u64 slice_ns)
 {
-	__u64 bound = 2 * slice_ns;
-
-	if (bound < LOEHLE_REMOTE_OVERDUE_MIN_NS)
-		bound = LOEHLE_REMOTE_OVERDUE_MIN_NS;
 	if (!queued_since || now < queued_since)
 		return 0;
-	return now - queued_since >= bound;
+	return now - queued_since >= loehle_remote_overdue_bound(slice_ns);
 }
 
 #endif /* LOEHLE_QUEUE_H */

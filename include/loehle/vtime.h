@@ -40,9 +40,11 @@
  *   A task at the upper edge waits until the clock reaches it, and a clock
  *   moves about as fast as one task's share of a CPU: with N CPU-bound
  *   tasks per CPU, about lead x N. A lead of 4 slices at the longest
- *   --slice-us (1 s) made that 4 s x N (seen in the soak: khugepaged,
- *   nice 19, weight 1, waited 19.5 s), so each slice counts at most 5 ms
- *   in the lead: 20 ms x N at any slice length.
+ *   --slice-us (1 s) made that 4 s x N for a weight-1 task, so each slice
+ *   counts at most 5 ms in the lead (20 ms). Above 5-ms slices a task
+ *   that ran a whole slice then lands at the lead whatever its weight,
+ *   so CPU-bound tasks take turns in FIFO order, about N slices apart,
+ *   instead of by weight: the price of the bound.
  * The clock advances to the bounded vtime of the task that starts running,
  * never backwards, and by at most the lead: the caller updates it with a
  * compare-and-swap, because several CPUs of one LLC start tasks at once.

@@ -109,17 +109,29 @@ TEST(QueueOfflineTakes, TheDyingCpusTasksAndThoseOnlyItMayRun) {
   EXPECT_FALSE(loehle_offline_takes(0, 4, 1));  // another CPU's, allowed elsewhere
 }
 
-// A remote queue's first task is taken ahead of the own LLC's work once it
-// waited two slices, at least 50 ms.
-TEST(QueueRemoteOverdue, TwoSlicesAtLeastFiftyMs) {
+// Another LLC's queue is looked at once its own CPUs have not served it for
+// two slices (at least 50 ms), and a task there is taken once it waited as
+// long: one bound for both stamps. A saturated LLC that keeps serving its
+// long queue keeps its tasks.
+TEST(QueueRemoteOverdue, TwoSlicesAtLeastFiftyMsForTheQueueAndTheTask) {
   constexpr uint64_t kMs = 1'000'000;
   constexpr uint64_t kNow = 1'000'000 * kMs;
-  EXPECT_FALSE(loehle_remote_overdue(kNow, kNow - 49 * kMs, 5 * kMs));
-  EXPECT_TRUE(loehle_remote_overdue(kNow, kNow - 50 * kMs, 5 * kMs));
-  EXPECT_FALSE(loehle_remote_overdue(kNow, kNow - 1999 * kMs, 1000 * kMs));
-  EXPECT_TRUE(loehle_remote_overdue(kNow, kNow - 2000 * kMs, 1000 * kMs));
-  EXPECT_FALSE(loehle_remote_overdue(kNow, 0, 5 * kMs));           // not known
-  EXPECT_FALSE(loehle_remote_overdue(kNow, kNow + kMs, 5 * kMs));  // another CPU's clock ahead
+  struct Case {
+    uint64_t ago_ms, slice_ms;
+    bool past;
+  };
+  for (const Case& c : {Case{10, 5, false}, Case{49, 5, false}, Case{50, 5, true},
+                        Case{1999, 1000, false}, Case{2000, 1000, true}}) {
+    const uint64_t stamp = kNow - c.ago_ms * kMs, slice = c.slice_ms * kMs;
+    EXPECT_EQ(loehle_remote_overdue(kNow, stamp, slice), c.past) << c.ago_ms << " ms ago";
+    EXPECT_EQ(loehle_remote_unserved(kNow, stamp, slice), c.past) << c.ago_ms << " ms ago";
+  }
+  // A stamp of another CPU's clock ahead of ours: just now, for both.
+  EXPECT_FALSE(loehle_remote_overdue(kNow, kNow + kMs, 5 * kMs));
+  EXPECT_FALSE(loehle_remote_unserved(kNow, kNow + kMs, 5 * kMs));
+  // No stamp: a wait not known is not overdue; a queue never served is.
+  EXPECT_FALSE(loehle_remote_overdue(kNow, 0, 5 * kMs));
+  EXPECT_TRUE(loehle_remote_unserved(kNow, 0, 5 * kMs));
 }
 
 TEST(QueueDispatchPlan, NormalWorkBeforeIdleWork) {
