@@ -1,14 +1,27 @@
 #!/usr/bin/env python3
 """Reads scripts/mutate.d/mutants.txt and applies one mutant to a tree.
 
-  mutants.py list MUTANTS             one line per mutant: ID<TAB>TIER
+  mutants.py list MUTANTS             one line per mutant:
+                                      ID<TAB>KIND<TAB>EXPECTED KILLERS
   mutants.py apply MUTANTS ID ROOT    edit files under ROOT; prints each
                                       file it changed, relative to ROOT
+  mutants.py check MUTANTS UNIT_BINARY CASES_DIR
+                                      every named killer exists: a gtest
+                                      of UNIT_BINARY, or a case_NAME of
+                                      CASES_DIR/*.sh (exit 1, naming them)
+
+The header line of a mutant is `== ID | KIND NAME...`: KIND is unit, vm
+or vm-flat, and the names are the tests meant to kill it (gtest names for
+unit, VM cases for vm and vm-flat: the cases a VM mutant boots are these).
+A mutant without a name is an error: a kill counts only when the test meant
+to notice the rule noticed it.
 
 A block of old text that does not occur exactly once is an error (exit 2):
 a mutant that silently applies nowhere would be "killed" by nothing.
 """
 import sys
+
+KINDS = ("unit", "vm", "vm-flat")
 
 
 def parse(path):
@@ -19,7 +32,8 @@ def parse(path):
             where = f"{path}:{number}"
             if line.startswith("=="):
                 ident, _, tier = line[2:].partition("|")
-                current = {"id": ident.strip(), "tier": tier.strip(),
+                kind, *names = tier.split()
+                current = {"id": ident.strip(), "kind": kind, "names": names,
                            "edits": [], "where": where}
                 mutants.append(current)
                 block = None
@@ -38,9 +52,19 @@ def parse(path):
                 block["new"].append(line[2:])
             else:
                 sys.exit(f"{where}: cannot read: {line}")
+    seen = set()
     for m in mutants:
-        if not m["edits"] or not m.get("file") or not m["tier"]:
-            sys.exit(f"{m['where']}: mutant {m['id']} needs file, tier and edits")
+        if not m["edits"] or not m.get("file"):
+            sys.exit(f"{m['where']}: mutant {m['id']} needs a file and edits")
+        if m["kind"] not in KINDS:
+            sys.exit(f"{m['where']}: mutant {m['id']}: tier '{m['kind']}' is "
+                     f"not one of {', '.join(KINDS)}")
+        if not m["names"]:
+            sys.exit(f"{m['where']}: mutant {m['id']} names no test meant to "
+                     f"kill it")
+        if m["id"] in seen:
+            sys.exit(f"{m['where']}: mutant {m['id']} is listed twice")
+        seen.add(m["id"])
     return mutants
 
 
@@ -66,16 +90,43 @@ def apply(mutant, root):
         print(path[len(root) + 1:])
 
 
+def check(mutants, unit_binary, cases_dir):
+    import glob
+    import re
+    import subprocess
+    listing = subprocess.run([unit_binary, "--gtest_list_tests"], check=True,
+                             capture_output=True, text=True).stdout
+    tests, suite = set(), None
+    for line in listing.splitlines():
+        if not line.startswith(" "):
+            suite = line.strip()
+        else:
+            tests.add(suite + line.split("#")[0].strip())
+    cases = set()
+    for path in glob.glob(f"{cases_dir}/*.sh"):
+        with open(path, encoding="utf-8") as f:
+            cases.update(re.findall(r"^case_([A-Za-z0-9_]+)\s*\(\)", f.read(), re.M))
+    missing = []
+    for m in mutants:
+        known = tests if m["kind"] == "unit" else cases
+        missing += [f"{m['id']}: {n}" for n in m["names"] if n not in known]
+    if missing:
+        sys.exit("mutants name tests that do not exist:\n  " + "\n  ".join(missing))
+    print(f"{len(mutants)} mutants, every named killer exists")
+
+
 def main(argv):
     if len(argv) == 3 and argv[1] == "list":
         for m in parse(argv[2]):
-            print(f"{m['id']}\t{m['tier']}")
+            print(f"{m['id']}\t{m['kind']}\t{' '.join(m['names'])}")
     elif len(argv) == 5 and argv[1] == "apply":
         for m in parse(argv[2]):
             if m["id"] == argv[3]:
                 apply(m, argv[4])
                 return
         sys.exit(f"no mutant {argv[3]}")
+    elif len(argv) == 5 and argv[1] == "check":
+        check(parse(argv[2]), argv[3], argv[4])
     else:
         sys.exit(__doc__)
 

@@ -344,9 +344,18 @@ TEST(CgroupIdleRecord, TornReadIsRefusedAndNeverPreempted) {
 // besteffort hog's path and a root task's), a reader on another thread
 // loads it: every copy said to be whole is one of the two. Without the
 // sequence count, copies mixing the two show up within milliseconds on
-// two cores. Bounded by reads and by time, so a loaded machine that never
-// runs the two threads at once passes (it then shows nothing either way).
+// two cores. The check means something only when loads and stores did
+// interleave, so the test proves they did: a load that found a store in
+// progress (torn) is one where a mixed copy could have been taken, and a
+// whole load that differs from the one before shows the writer ran in
+// between. The reader goes on until it has made kMinLoads loads and seen
+// kMinOverlaps of each, for at most kMaxSeconds, and fails without them
+// (two threads that never interleave cannot pass by showing nothing; on
+// one CPU, by time slicing, the counts still come within a few seconds).
 TEST(CgroupIdleRecord, ConcurrentRewritesNeverLoadAMixedPathAsWhole) {
+  constexpr uint64_t kMinOverlaps = 100;
+  constexpr uint64_t kMinLoads = 1000000;
+  constexpr int kMaxSeconds = 10;
   const Tree t = Kubepods();
   const loehle_cg_path besteffort = t.PathOf("/kubepods/besteffort");
   const loehle_cg_path root = t.PathOf("/");
@@ -354,13 +363,21 @@ TEST(CgroupIdleRecord, ConcurrentRewritesNeverLoadAMixedPathAsWhole) {
   loehle_cg_record record{};
   loehle_cg_record_store(&record, &root);
   std::atomic<bool> stop{false};
+  std::atomic<bool> writing{false};
   std::thread writer([&] {
+    writing = true;
     for (uint64_t k = 0; !stop.load(std::memory_order_relaxed); k++)
       loehle_cg_record_store(&record, k % 2 ? &besteffort : &root);
   });
-  uint64_t whole = 0, torn = 0, mixed = 0, wrong_preempts = 0;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
-  for (uint64_t k = 0; k < 4000000 && std::chrono::steady_clock::now() < deadline; k++) {
+  while (!writing.load()) std::this_thread::yield();
+  uint64_t whole = 0, torn = 0, changes = 0, mixed = 0, wrong_preempts = 0;
+  bool last_was_root = true;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(kMaxSeconds);
+  for (uint64_t k = 0;; k++) {
+    if (k % 4096 == 0 &&
+        ((k >= kMinLoads && torn >= kMinOverlaps && changes >= kMinOverlaps) ||
+         std::chrono::steady_clock::now() >= deadline))
+      break;
     loehle_cg_path read;
     const int ok = loehle_cg_record_load(&record, &read);
     if (!ok) {
@@ -368,7 +385,10 @@ TEST(CgroupIdleRecord, ConcurrentRewritesNeverLoadAMixedPathAsWhole) {
       continue;
     }
     whole++;
-    if (!SamePath(read, besteffort) && !SamePath(read, root)) mixed++;
+    const bool is_root = SamePath(read, root);
+    if (!is_root && !SamePath(read, besteffort)) mixed++;
+    if (is_root != last_was_root) changes++;
+    last_was_root = is_root;
     if (loehle_cg_preempts_as_read(LOEHLE_SCOPE_HIERARCHY, ok, &read, &containerd))
       wrong_preempts++;
   }
@@ -376,7 +396,12 @@ TEST(CgroupIdleRecord, ConcurrentRewritesNeverLoadAMixedPathAsWhole) {
   writer.join();
   EXPECT_EQ(mixed, 0u) << "of " << whole << " whole loads (" << torn << " torn)";
   EXPECT_EQ(wrong_preempts, 0u);
-  EXPECT_GT(whole, 0u);
+  EXPECT_GE(torn, kMinOverlaps)
+      << "only " << torn << " loads overlapped a store in " << kMaxSeconds
+      << " s: the threads barely interleaved, so the test showed little";
+  EXPECT_GE(changes, kMinOverlaps)
+      << "the record changed between whole loads only " << changes << " times in "
+      << kMaxSeconds << " s";
 }
 
 }  // namespace

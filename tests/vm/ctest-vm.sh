@@ -21,6 +21,10 @@
 # while the guest patches a static key (an "Oops: int3" in whatever
 # function was being patched, seen while sched_ext switches on).
 #
+# LOEHLE_VM_PROGRESS=FILE appends each case's verdict line to FILE as the
+# guest prints it, tagged with the boot (vm-7, vm-6.18-nodes1, ...):
+# scripts/test shows that file while the guests run.
+#
 # The guest's /out (scheduler logs of failed cases) and the kernel console
 # logs land in BUILD_DIR/vm-results/KERNEL/. LOEHLE_VM_TIMEOUT (default 1800 s)
 # bounds each boot; LOEHLE_VM_ARGS adds options to scripts/vm (word-split).
@@ -82,7 +86,10 @@ console=$results/console.log
 # shellcheck disable=SC2086
 scripts/vm --kernel "$kernel" --cpus 8 --smt 2 --nodes "$nodes" --build "$build" \
 	--timeout "${LOEHLE_VM_TIMEOUT:-1800}" --out "$results" --console "$console" \
-	${LOEHLE_VM_ARGS:-} -- sh tests/vm/run-cases.sh "${cases[@]}" | tee "$tap"
+	${LOEHLE_VM_ARGS:-} -- sh tests/vm/run-cases.sh "${cases[@]}" | tee "$tap" |
+	awk -v progress="${LOEHLE_VM_PROGRESS:-}" -v tag="vm-${results##*/}" '
+		{ print; fflush() }
+		progress != "" && /^(ok|not ok) [0-9]+ - / { print tag ": " $0 >> progress; fflush(progress) }'
 rc=${PIPESTATUS[0]}
 kernel_seen=$(sed -n 's/^# kernel \([^,]*\),.*/\1/p' "$tap" | head -n1)
 while IFS='|' read -r status name; do

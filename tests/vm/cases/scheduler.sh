@@ -155,6 +155,17 @@ count_spread_windows() {
 	echo "$good"
 }
 
+# Seed 002 under idle-core: four CPU-bound tasks on four cores, sampled in
+# 4 windows, at least 3 with the tasks on 4 distinct cores. False-failure
+# rate: three runs on a loaded host (three guests on two cores) gave 3, 4
+# and 3 of 4 (2 short windows of 12, e.g. tasks on CPUs [1 5 0 4], two
+# pairs of siblings); at that rate (q = 0.17) two short windows of four
+# come in 14% of runs, so under such a load this case is weak. Under CI's
+# load (two guests on two cores) the rate is not measured. Its power is
+# that of a fresh placement without the preference: 4 distinct cores with
+# probability 0.23, so a broken rule fails 77% of
+# runs here; seed002_default_vs_off, with five placements, is the decisive
+# case for the rule.
 case_seed002_idle_core() {
 	start_sched --smt=idle-core
 	# Stopped once its samples are taken (a fixed -t ran out before the
@@ -194,9 +205,9 @@ case_seed000_spread() {
 	echo "fork picks reservoir: [$p_res] chi-square/total over CPUs 1-3 $reservoir"
 	set -- $first; x_first=$1 n_first=$2
 	set -- $reservoir; x_res=$1 n_res=$2
-	[ "$n_first" -ge 270 ] && [ "$n_res" -ge 270 ] ||
-		fail "fewer than 270 of 300 forks on the idle CPUs 1-3 of the forker's LLC (first $n_first, reservoir $n_res)"
-	echo "$reservoir" | is_uniform 2 || fail "reservoir: fork picks not uniform over CPUs 1-3: [$p_res]"
+	[ $((10 * n_first)) -ge $((9 * FORKS)) ] && [ $((10 * n_res)) -ge $((9 * FORKS)) ] ||
+		fail "fewer than 90% of $FORKS forks on the idle CPUs 1-3 of the forker's LLC (first $n_first, reservoir $n_res)"
+	why=$(uniform_over "1 2 3" "$p_res" 810 3) || fail "reservoir (--smt=off): fork picks [$p_res] not uniform over CPUs 1-3: $why"
 	# first concentrates: a large effect size (chi-square per pick), 4x
 	# reservoir's ("concentrated" in seeds.sh).
 	awk -v a="$x_first" -v na="$n_first" -v b="$x_res" -v nb="$n_res" 'BEGIN {
@@ -209,23 +220,33 @@ case_seed000_spread() {
 }
 
 # Seed 000: the strictly shallowest idle CPU wins before any tie-break.
+# The forking parent is build/loehle-forker pinned to CPU 0 with everything
+# else that may move, so CPUs 1-3 of its node are idle at each fork and
+# CPU 2, the only shallow one, loses only while it has not gone idle again
+# since the last child ran there (then its state is unpublished: the
+# deepest). With two stress-ng --fork parents free to run on CPUs 0-3
+# instead, a parent sitting on CPU 2 kept it busy for whole stretches:
+# under a loaded host it took 44 of 149 picks, fewer than CPU 0's 50.
+# Checked: CPU 2 takes at least two thirds of the 300 picks on CPUs 1-3 and
+# four times as many as either other. Two runs read 289 and 287 of 300
+# (next best 7): a correct scheduler falls to 200 only if CPU 2 missed a
+# third of the forks, which no run came near. Equal latencies give each of
+# the three a third, so a rule that ignores the exit latency fails it
+# (the mutant shallowest-state-ignored).
 case_seed000_shallowest_wins() {
+	[ -x "$FORKER" ] || fail "$FORKER is missing (built with the project)"
 	start_sched --policy=reservoir --smt=off --idle-latency-file=tests/vm/data/latency-one-shallow.txt
-	taskset -c 0-3 stress-ng --fork 2 -t 4 --quiet || fail "stress-ng failed"
-	picks=$(gen_fork_picks 1)
+	pin_everything_to 0
+	trap 'pin_everything_to 0-7' EXIT
+	before=$(gen_fork_picks 1)
+	"$FORKER" 0 300 || fail "loehle-forker failed"
+	after=$(gen_fork_picks 1)
+	picks=$(echo "$before $after" | awk 'NF == 16 { for (i = 1; i <= 8; i++) printf "%s%d", (i > 1 ? " " : ""), $(8 + i) - $i; print "" }')
 	echo "fork picks: [$picks]"
-	# CPU 2 loses only while it is busy or has not published its state
-	# yet, so it must take well over the uniform quarter and clearly more
-	# than any other CPU of the node (with equal latencies they all get
-	# ~25%). How often it is busy depends on the host's load (seen: 39% of
-	# 319 picks, next best 95, on a host running a second TCG guest), so
-	# the margins are a third and 1.2x, not more.
 	echo "$picks" | awk '{
-		t = $1 + $2 + $3 + $4; other = $1
-		if ($2 > other) other = $2
-		if ($4 > other) other = $4
-		printf "CPU 2 took %d of %d fork picks in node 0 (next best %d)\n", $3, t, other
-		exit !(t >= 80 && $3 * 3 >= t && $3 >= 1.2 * other) }' ||
+		t = $2 + $3 + $4; other = ($2 > $4 ? $2 : $4)
+		printf "CPU 2 took %d of %d fork picks on CPUs 1-3 (next best %d)\n", $3, t, other
+		exit !(t >= 270 && 3 * $3 >= 2 * t && $3 >= 4 * other) }' ||
 		fail "CPU 2 (the only shallow one) did not win most fork picks: [$picks]"
 	stop_sched
 }
@@ -364,8 +385,12 @@ case_hotplug_without_reload() {
 # one-CPU rule survived this case).
 # Checked: every hog gets CPU time while both CPUs are offline, all exit
 # with status 0, the state stays enabled. (On 6.18 each change reloads the
-# scheduler; the same must hold across the reloads.)
-case_offline_strands_no_multi_cpu_task() {
+# scheduler; the same must hold across the reloads.) The name says what it
+# shows: tasks outlive the loss of every CPU they may use. Whether our
+# cpu_offline hands them over is the unit tier's
+# (QueueOfflineTakes.*, offline-takes-pinned-only), since the kernel
+# moves them when their last CPU dies either way.
+case_hogs_run_while_all_their_cpus_are_offline() {
 	start_sched
 	expect_hotplug_reloads
 	taskset -c 2,3 stress-ng --cpu 3 --cpu-method int64 -t 25 --quiet &

@@ -6,24 +6,65 @@
 # (LOEHLE_VM_NODES=1: 8 CPUs, one node, one LLC, SMT pairs {0,1}..{6,7});
 # the others the vm tier's 2-node layout.
 #
-# Statistical checks and their false-failure rates (seed000_spread in
-# scheduler.sh uses them too):
-# - "uniform" fails only when a chi-square test rejects uniformity at
-#   p = 0.001 AND the effect size (chi-square per pick) is above 0.1, so a
-#   truly uniform spread fails at most 0.1% of the time; the effect-size
-#   condition keeps runs from failing on the small biases the guest's own
-#   processes add (kernel threads on the tied CPUs). The forking parent and
-#   the daemon are kept off the tied CPUs: with a stress-ng parent that ran
-#   wherever its wakeups took it, one tied CPU was busy with the parent at
-#   each fork, and CI runs saw 0.059 and then 0.17 ([1 71 0 47 0 17 0 59]).
-#   The bias the rules remove is 1.09 for the pre-fix default
-#   configuration's [0 289 0 130 0 15 0 5], about 2 for first.
-# - "concentrated" needs an effect size above 0.1 and 4x the uniform run's.
+# Statistical checks, their false-failure rates and their power
+# (tests/vm/uniformity_rates.py computes the figures):
+# - "uniform" (uniform_over CPUS PICKS MIN D): at least MIN picks on the
+#   tied CPUS, a chi-square statistic below D times its p = 0.001 critical
+#   value (13.82 for 3 tied CPUs, 16.27 for 4) and the busiest tied CPU at
+#   most twice the idlest (implied by the chi-square bound at these sizes;
+#   it names the CPU). No effect-size escape: [130 100 70] over 3 CPUs is
+#   not uniform (chi-square 18).
+#   * Default configuration (idle-core): all fork picks, at least 810 of
+#     FORKS = 900 on the tied CPUs, D = 1. Eight runs read chi-square
+#     0.8-8.0 (mean 3.1, uniform draws give 3). False-failure rate 0.10%;
+#     power 100% against `first`'s concentration (all ties to the first
+#     CPU in scan order; the mildest concentration seen, before the seed-002
+#     fix, was [0 289 0 130 0 15 0 5]), 100% against one tied CPU drawing
+#     twice the share of each other one, 94% against 1.5 times.
+#   * --smt=off: the counts are overdispersed, for reasons not found yet.
+#     Eight flat runs read chi-square 2.2-17.3 over the tied CPUs (mean
+#     8.6, about three times uniform draws'), seed000_spread 1.6-8.3 on 2
+#     degrees of freedom, so a D = 1 bound would fail about a run in ten.
+#     (Traced tie groups: 41-88% of forks, depending on the host's load,
+#     saw every tied CPU, the rest one fewer: the CPU of the last child
+#     not idle again yet; the picks of full ties were overdispersed too.)
+#     The check takes all picks, at least 810 of 900, with D = 3: for
+#     counts three times as dispersed as uniform draws it fails 0.1% of
+#     runs (uniform draws: < 0.001%); power 100% against `first`, 99.6%
+#     (4 CPUs) and 99.97% (3) against one CPU drawing twice the others'
+#     share, 10-28% against 1.5 times. Finding the dispersion's cause (a
+#     tie position in the trace event would test the draw alone) is open
+#     in issue 30.
+# - "concentrated" needs an effect size (chi-square per pick, all fork
+#   picks) above 0.1 and 4x the uniform run's: `first` reads about 2, the
+#   uniform run 0.002-0.02, so it fails only when first stops concentrating.
+
+FORKS=900
+
+# uniform_over CPUS PICKS MIN D: exit 0 when PICKS (8 counts, one per CPU)
+# are uniform over CPUS in the sense above; prints why not otherwise.
+uniform_over() {
+	echo "$2" | awk -v cpus="$1" -v need="$3" -v d="$4" '{
+		k = split(cpus, c, " "); n = 0
+		for (i = 1; i <= k; i++) n += $(c[i] + 1)
+		if (n < need) { printf "only %d picks on the tied CPUs %s, fewer than %d\n", n, cpus, need; exit 1 }
+		e = n / k; x = 0; lo = n; hi = 0
+		for (i = 1; i <= k; i++) {
+			v = $(c[i] + 1); dv = v - e; x += dv * dv / e
+			if (v < lo) lo = v
+			if (v > hi) hi = v
+		}
+		crit = (k == 3 ? 13.82 : (k == 4 ? 16.27 : -1))
+		if (crit < 0) { printf "no critical value for %d tied CPUs\n", k; exit 1 }
+		if (x >= d * crit) { printf "chi-square %.1f over %s is at or past %.2f (%s x the p = 0.001 value)\n", x, cpus, d * crit, d; exit 1 }
+		if (hi > 2 * lo) { printf "the busiest tied CPU has %d picks, more than twice the idlest (%d)\n", hi, lo; exit 1 }
+	}'
+}
 
 # Starts `stress-ng --cpu 1` pinned to each CPU in $1; the pids in $HOGS
 # (and in the runner's $HOGS_PID_FILE, whose cleanup kills what a failed
 # case left). They run until stop_hogs: with a 120-s limit the hogs of
-# flat_seed000_default_config ended during its third 300 forks in a slow
+# flat_seed000_default_config ended during its third 300 forks (now 900) in a slow
 # CI guest (6.18, 146 s), and `first` then put 152 forks on their CPUs.
 start_pinned_hogs() {
 	HOGS=
@@ -57,14 +98,6 @@ stop_hogs() {
 	rm -f "$HOGS_PID_FILE"
 }
 
-# "chi2 total" on stdin; exit 0 when uniform in the sense above. $1: the
-# degrees of freedom (tied CPUs - 1), 3 unless given; the critical values
-# at p = 0.001 are 13.82 (2) and 16.27 (3).
-is_uniform() {
-	awk -v df="${1:-3}" '{ crit = (df == 2 ? 13.82 : 16.27)
-		exit !($2 >= 80 && ($1 < crit || $1 / $2 < 0.1)) }'
-}
-
 # The issue-10 layout: one busy thread on every core, so no core is idle
 # and the idle odd CPUs all tie. Measured before the fix, default config:
 # fork picks [0 289 0 130 0 15 0 5] (seed 002's pruning dropped ties).
@@ -73,23 +106,23 @@ is_uniform() {
 # everything else that may move is pinned to CPU 0 too.
 FORKER=${LOEHLE_BUILD_DIR:-build}/loehle-forker
 
-# fork_picks_of GEN WHAT: 300 forks from CPU 0 in generation GEN; sets
+# fork_picks_of GEN WHAT: $FORKS forks from CPU 0 in generation GEN; sets
 # PICKS to the fork picks per CPU they added (the setup's own forks, before
 # everything was pinned, are not among them).
 fork_picks_of() {
 	before=$(gen_fork_picks "$1")
-	"$FORKER" 0 300 || fail "loehle-forker failed ($2)"
+	"$FORKER" 0 "$FORKS" || fail "loehle-forker failed ($2)"
 	after=$(gen_fork_picks "$1")
 	PICKS=$(echo "$before $after" | awk 'NF != 16 { exit 1 }
 		{ for (i = 1; i <= 8; i++) printf "%s%d", (i > 1 ? " " : ""), $(8 + i) - $i; print "" }') ||
 		fail "generation $1's fork picks per CPU, before [$before] and after [$after], are not 8 counts each ($2)"
 }
 
-# on_tied PICKS: exit 0 when at least 270 of the 300 forks went to the
-# idle CPUs 1 3 5 7 (a busy CPU takes a fork only when a claim was lost
-# and given up).
+# on_tied PICKS: exit 0 when at least 90% of the $FORKS forks went to the
+# idle CPUs 1 3 5 7 (a busy CPU takes a fork only when a claim was lost and
+# given up).
 on_tied() {
-	echo "$1" | awk '{ exit !($2 + $4 + $6 + $8 >= 270) }'
+	echo "$1" | awk -v forks="$FORKS" '{ exit !(10 * ($2 + $4 + $6 + $8) >= 9 * forks) }'
 }
 
 case_flat_seed000_default_config() {
@@ -108,14 +141,14 @@ case_flat_seed000_default_config() {
 	for g in 1 2 3; do
 		eval "picks=\$p$g"
 		eval "x$g=\"\$(echo \"\$picks\" | chi_square '1 3 5 7')\""
-		echo "generation $g: 300 forks, picks [$picks], chi-square/total over 1 3 5 7: $(eval echo \$x$g)"
-		on_tied "$picks" || fail "generation $g put more than 30 of 300 forks on busy CPUs: [$picks]"
+		echo "generation $g: $FORKS forks, picks [$picks], chi-square/total over 1 3 5 7: $(eval echo \$x$g)"
+		on_tied "$picks" || fail "generation $g put more than a tenth of $FORKS forks on busy CPUs: [$picks]"
 	done
-	echo "$x1" | is_uniform || fail "default config (reservoir, idle-core): fork picks not uniform over the tied CPUs: [$p1]"
-	echo "$x2" | is_uniform || fail "reservoir, smt off: fork picks not uniform: [$p2]"
+	why=$(uniform_over "1 3 5 7" "$p1" 810 1) || fail "default config (reservoir, idle-core): fork picks [$p1] not uniform over the tied CPUs: $why"
+	why=$(uniform_over "1 3 5 7" "$p2" 810 3) || fail "reservoir, smt off: fork picks [$p2] not uniform over the tied CPUs: $why"
 	set -- $x1; e1=$(awk -v a="$1" -v n="$2" 'BEGIN { print a / n }')
 	set -- $x3
-	awk -v a="$1" -v n="$2" -v e1="$e1" 'BEGIN { e = a / n; exit !(n >= 80 && e > 0.1 && e > 4 * e1) }' ||
+	awk -v a="$1" -v n="$2" -v e1="$e1" -v forks="$FORKS" 'BEGIN { e = a / n; exit !(10 * n >= 9 * forks && e > 0.1 && e > 4 * e1) }' ||
 		fail "first with idle-core did not concentrate fork picks: [$p3]"
 	expect_enabled "the pinned-hog fork load"
 	stop_sched
@@ -229,8 +262,13 @@ case_seed003_normal_wakee_preempts() {
 # still run now and then on CPUs 1-7 and end claims too, so in the kernel
 # this case shows the packing working end to end rather than catching a
 # claim that sticks; the claim rules themselves are the unit tier's
-# (SchedIdleClaim.*, and the claims-stick mutant).
-case_seed003_claims_do_not_exhaust() {
+# (SchedIdleClaim.*, and the claims-stick mutant). Hence the name: what it
+# shows is that SCHED_IDLE forks under mainline keep finding sched-idle
+# CPUs. False-failure rate: 195 and 196 of 196 forks found one in runs
+# on a loaded host (three guests on two cores), against a bound of half;
+# falling to half would take claims held for most of the run, which only a
+# defect does, so the rate is below anything measurable here.
+case_seed003_idle_forks_pack_end_to_end() {
 	start_sched --sched-idle=mainline --sample-every=1
 	pin_everything_to 0
 	trap 'pin_everything_to 0-7' EXIT
@@ -326,6 +364,14 @@ node1_share() {
 		if (a + b == 0) { print -1, 0; exit } printf "%.2f %d\n", b / (a + b), a + b }'
 }
 
+# False-failure rate and power: three runs on a loaded host (three guests
+# on two cores) read node-1 shares 0.07, 0.00 and 0.13 of 95 picks under
+# wakee-aware and 0.99-1.00 of 87 under idle-first and ignore. Taking the
+# highest wakee-aware share as the true one, reaching 0.3 (29 of 95) is a
+# binomial tail at z = 4.9 (< 1e-5), and the other two modes would need to
+# fall from 0.99 to 0.7: a correct scheduler fails this case well below
+# 0.1% of runs. Power: a rule that ignores which wakee may preempt gives
+# wakee-aware the other modes' shares (about 1.0) and fails at once.
 case_seed004_modes_differ() {
 	start_sched --smt=off
 	taskset -c 0-3 chrt --idle 0 stress-ng --cpu 4 --cpu-method int64 -t 120 --quiet &
@@ -365,12 +411,15 @@ case_kfunc_variants() {
 	stop_sched
 }
 
-# Offline CPUs are never offered, end to end: with every online CPU busy,
-# no fork goes to the offline CPU. The kernel alone cannot show the rule
-# break: an offline CPU runs nothing of ours, so it reads as heavily loaded
-# and never wins "least loaded" even if a scan looked at it; the rule
-# itself (loehle_cpu_usable) is the unit tier's (scripts/mutate.d).
-case_offline_cpu_never_picked() {
+# A CPU offline when the scheduler loads has no place in its topology, so
+# its return reloads the scheduler (loehle_cpu_online_needs_reload; the
+# mutant cpu-unknown-at-load-not-reloaded-in-the-kernel fails here). On the
+# way it also checks, as a smoke test that cannot fail on its rule, that
+# with every online CPU busy no fork goes to the offline CPU: an offline
+# CPU runs nothing of ours, so it reads as heavily loaded and never wins
+# "least loaded" even if a scan looked at it; that rule (loehle_cpu_usable)
+# is the unit tier's (offline-cpu-offered).
+case_cpu_offline_at_load_reloads_on_return() {
 	cpu=7
 	echo 0 >/sys/devices/system/cpu/cpu$cpu/online || fail "cannot take CPU $cpu offline"
 	start_sched
@@ -523,6 +572,13 @@ case_smt_move_nearest_first() {
 # A shell loop of `sleep 0.01` is no such sleeper: it wakes when its child
 # exits, while the child still runs on the idle core, so the core is never
 # whole at the wakeup.
+# False-failure rate and power: the sleeper was on the idle core in 30 of
+# 30 samples in each of three runs on a loaded host (0 of 90 misses: a
+# per-sample miss rate below 3.3% at 95% confidence). At 3.3%, 11 misses
+# of 30 have probability below 1e-9, so the 20-of-30 bound fails a
+# correct scheduler far below 0.1% of runs. Without the preference the
+# sleeper stays beside the busy sibling (prev is idle), 0 of 30 on the
+# core, so the case catches that always.
 case_wakeup_prefers_idle_core() {
 	[ -x "$WAKELAT" ] || fail "$WAKELAT is missing (built with the project)"
 	start_sched --slice-us=100000
