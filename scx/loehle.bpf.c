@@ -693,6 +693,151 @@ static __always_inline struct scratch *this_scratch(void)
 }
 
 /*
+ * The selection walk (loehle/select.h) runs here over this environment:
+ * the task, its pick's scratch entry, and the idle masks the running
+ * global function holds references to.
+ */
+struct loehle_walk {
+	struct task_struct *p;
+	struct scratch *sc;
+	const struct cpumask *idle_mask;
+	const struct cpumask *idle_smt;
+	const struct cpumask *count_mask;	/* the group search's */
+};
+
+static __always_inline u32 loehle_env_group_len(struct loehle_walk *w,
+						u32 by_node, u32 group)
+{
+	return group_len(by_node, group);
+}
+
+static __always_inline s32 loehle_env_group_cpu(struct loehle_walk *w,
+						u32 by_node, u32 group, u32 k)
+{
+	return group_cpu(by_node, group, k);
+}
+
+static __always_inline u32 loehle_env_cpu_llc(struct loehle_walk *w, s32 cpu)
+{
+	return cpu_llc(cpu);
+}
+
+static __always_inline u32 loehle_env_llc_pos(struct loehle_walk *w, s32 cpu)
+{
+	return cpu_lists.llc_pos[CPU_IDX(cpu)];
+}
+
+static __always_inline u32 loehle_env_core(struct loehle_walk *w, s32 cpu)
+{
+	return topo[CPU_IDX(cpu)].core;
+}
+
+static __always_inline int loehle_env_allowed(struct loehle_walk *w, s32 cpu)
+{
+	return bpf_cpumask_test_cpu(cpu, w->p->cpus_ptr);
+}
+
+static __always_inline int loehle_env_runs_idle_work(struct loehle_walk *w,
+						     s32 cpu)
+{
+	return runs_idle_work(cpu);
+}
+
+static __always_inline void loehle_env_gather(struct loehle_walk *w, s32 cpu,
+					      int want_load,
+					      struct loehle_cpu_facts *f)
+{
+	gather_facts(cpu, w->p, w->idle_mask, w->idle_smt, w->sc, want_load, f);
+}
+
+static __always_inline u32 loehle_env_rand(struct loehle_walk *w)
+{
+	return bpf_get_prandom_u32();
+}
+
+static __always_inline u32 loehle_env_nr_groups(struct loehle_walk *w,
+						u32 by_node)
+{
+	return by_node ? nr_nodes : nr_llcs;
+}
+
+static __always_inline u32 loehle_env_nr_cpus(struct loehle_walk *w)
+{
+	return nr_cpus;
+}
+
+static __always_inline int loehle_env_idle_usable(struct loehle_walk *w,
+						  s32 cpu, int whole_cores)
+{
+	return idle_and_usable(cpu, w->count_mask, w->p);
+}
+
+static __always_inline u32 loehle_env_cpu_group(struct loehle_walk *w,
+						u32 by_node, s32 cpu)
+{
+	return by_node ? cpu_node(cpu) : cpu_llc(cpu);
+}
+
+/*
+ * The group search's counts go through a map lookup keyed by the group
+ * rather than an array indexed by it: a variable index computed right
+ * after a kfunc call trips 6.18's verifier ("backtracking call unexpected
+ * regs").
+ */
+static __always_inline void loehle_env_count_reset(struct loehle_walk *w,
+						   u32 group)
+{
+	u32 *count = bpf_map_lookup_elem(&group_idle, &group);
+
+	if (count)
+		*count = 0;
+}
+
+static __always_inline void loehle_env_count_add(struct loehle_walk *w,
+						 u32 group)
+{
+	u32 *count = bpf_map_lookup_elem(&group_idle, &group);
+
+	if (count)
+		(*count)++;
+}
+
+static __always_inline u32 loehle_env_count(struct loehle_walk *w, u32 group)
+{
+	u32 *count = bpf_map_lookup_elem(&group_idle, &group);
+
+	return count ? *count : 0;
+}
+
+/* A missing mask (init failed to make it) means: scan. */
+static __always_inline int loehle_env_llc_has_idle(struct loehle_walk *w,
+						   u32 llc)
+{
+	const struct cpumask *llc_cpus = cpumask_at(LLC_IDX(llc));
+
+	return !llc_cpus || bpf_cpumask_intersects(llc_cpus, w->idle_mask);
+}
+
+static __always_inline int loehle_env_llc_runs_idle_work(struct loehle_walk *w,
+							 u32 llc)
+{
+	const struct cpumask *llc_cpus = cpumask_at(LLC_IDX(llc));
+	const struct cpumask *idle_work = cpumask_at(LOEHLE_IDLE_WORK_MASK);
+
+	return !llc_cpus || !idle_work || bpf_cpumask_intersects(llc_cpus, idle_work);
+}
+
+/* The walk's configuration, from the pick's. */
+static __always_inline void walk_cfg_of(const struct scratch *sc,
+					struct loehle_walk_cfg *cfg)
+{
+	cfg->policy = sc->cfg.policy;
+	cfg->si_mode = sc->cfg.sched_idle;
+	cfg->idle_core = sc->cfg.smt == LOEHLE_SMT_IDLE_CORE && smt_active;
+	cfg->wakee_yields = sc->wakee_yields;
+}
+
+/*
  * The scans are global functions: the verifier checks each once, on its
  * own, instead of once per path through select_cpu's claim-retry loop
  * (6.18's verifier runs out of its one-million-instruction budget
@@ -702,196 +847,98 @@ static __always_inline struct scratch *this_scratch(void)
  */
 
 /*
- * Slow-path scan of one group (a node, or an LLC on single-node machines),
- * CPUs in id order as the kernel walks a sched_group. Returns 0, or -1 when
+ * Slow-path scan of one group (loehle_walk_group). Returns 0, or -1 when
  * this CPU's scratch entry is missing.
  */
 __noinline int loehle_scan_group(struct task_struct *p __arg_trusted,
 				 u32 by_node, u32 group, s32 fallback)
 {
-	const struct cpumask *idle_mask, *idle_smt;
-	struct loehle_slow_scan *s;
-	struct loehle_cpu_facts *f;
+	struct loehle_walk w = { .p = p };
+	struct loehle_walk_cfg cfg;
 	struct scratch *sc;
-	u32 k, len, rand;
-	s32 cpu;
 
 	sc = this_scratch();
 	if (!sc || !p)
 		return -1;
-	s = &sc->slow;
-	f = &sc->facts;
-	idle_mask = scx_bpf_get_idle_cpumask();
-	idle_smt = scx_bpf_get_idle_smtmask();
-	loehle_slow_init(s, sc->cfg.policy, sc->cfg.sched_idle,
-			 sc->cfg.smt == LOEHLE_SMT_IDLE_CORE && smt_active,
-			 sc->wakee_yields, fallback);
-	len = group_len(by_node, group);
-	bpf_for(k, 0, len) {
-		cpu = group_cpu(by_node, group, k);
-		if (!bpf_cpumask_test_cpu(cpu, p->cpus_ptr))
-			continue;
-		if (loehle_slow_pruned(s, topo[CPU_IDX(cpu)].core,
-				       runs_idle_work(cpu)))
-			continue;
-		gather_facts(cpu, p, idle_mask, idle_smt, sc,
-			     loehle_slow_wants_load(s), f);
-		rand = loehle_slow_wants_rand(s, f) ? bpf_get_prandom_u32() : 0;
-		if (loehle_slow_step(s, f, rand))
-			break;
-	}
-	loehle_slow_result(s, &sc->choice);
-	scx_bpf_put_idle_cpumask(idle_smt);
-	scx_bpf_put_idle_cpumask(idle_mask);
+	w.sc = sc;
+	walk_cfg_of(sc, &cfg);
+	w.idle_mask = scx_bpf_get_idle_cpumask();
+	w.idle_smt = scx_bpf_get_idle_smtmask();
+	loehle_walk_group(&w, &cfg, &sc->slow, &sc->facts, by_node, group,
+			  fallback, &sc->choice);
+	scx_bpf_put_idle_cpumask(w.idle_smt);
+	scx_bpf_put_idle_cpumask(w.idle_mask);
 	return 0;
 }
 
-/*
- * Group with the most allowed online CPUs that are idle (whole_cores == 0)
- * or sit on a whole idle core (whole_cores != 0); -1 when none has any.
- * Counts go through a map lookup keyed by the group rather than an array
- * indexed by it: a variable index computed right after a kfunc call trips
- * 6.18's verifier ("backtracking call unexpected regs").
- */
+/* loehle_walk_busiest_group(), with its own reference to the idle mask. */
 __noinline int loehle_busiest_idle_group(struct task_struct *p __arg_trusted,
 					 u32 by_node, u32 whole_cores)
 {
-	const struct cpumask *mask;
-	u32 i, g, best_count = 0, *count;
-	u32 nr_groups = by_node ? nr_nodes : nr_llcs;
-	s32 best = -1;
+	struct loehle_walk w = { .p = p };
+	s32 best;
 
 	if (!p)
 		return -1;
-	bpf_for(g, 0, nr_groups) {
-		count = bpf_map_lookup_elem(&group_idle, &g);
-		if (count)
-			*count = 0;
-	}
-	mask = whole_cores ? scx_bpf_get_idle_smtmask() : scx_bpf_get_idle_cpumask();
-	bpf_for(i, 0, nr_cpus) {
-		if (!idle_and_usable(i, mask, p))
-			continue;
-		g = by_node ? cpu_node(i) : cpu_llc(i);
-		count = bpf_map_lookup_elem(&group_idle, &g);
-		if (count)
-			(*count)++;
-	}
-	scx_bpf_put_idle_cpumask(mask);
-	bpf_for(g, 0, nr_groups) {
-		count = bpf_map_lookup_elem(&group_idle, &g);
-		if (count && *count > best_count) {
-			best_count = *count;
-			best = g;
-		}
-	}
+	w.count_mask = whole_cores ? scx_bpf_get_idle_smtmask() :
+				     scx_bpf_get_idle_cpumask();
+	best = loehle_walk_busiest_group(&w, by_node, whole_cores);
+	scx_bpf_put_idle_cpumask(w.count_mask);
 	return best;
 }
 
-/* Fork placement; the answer lands in sc->choice. */
-static __always_inline int slow_pick(struct scratch *sc, struct task_struct *p,
-				     s32 prev)
+/* The slow walk's group scans land in sc->choice; out is always that. */
+static __always_inline int loehle_env_scan_group(struct loehle_walk *w,
+						 u32 by_node, u32 group,
+						 s32 fallback,
+						 struct loehle_choice *out)
 {
-	/* Groups are nodes; on one node, LLCs. */
-	u32 by_node = nr_nodes > 1;
-	int idle_core = sc->cfg.smt == LOEHLE_SMT_IDLE_CORE && smt_active;
-	u32 group = by_node ? cpu_node(prev) : cpu_llc(prev);
-	struct loehle_choice home;
-	u32 search;
-	s32 other;
-
-	if (loehle_scan_group(p, by_node, group, prev) < 0)
+	if (loehle_scan_group(w->p, by_node, group, fallback) < 0)
 		return -1;
-	search = loehle_slow_look_elsewhere(&sc->choice, idle_core);
-	if (search == LOEHLE_GROUP_STAY)
-		return 0;
-	other = loehle_busiest_idle_group(p, by_node,
-					  search == LOEHLE_GROUP_IDLE_CORES);
-	if (other < 0 || (u32)other == group)
-		return 0;
-	home = sc->choice;
-	if (loehle_scan_group(p, by_node, other, prev) < 0)
-		return -1;
-	if (!loehle_slow_other_wins(&home, &sc->choice, idle_core)) {
-		home.examined += sc->choice.examined;
-		home.pruned += sc->choice.pruned;
-		sc->choice = home;
-		return 0;
-	}
-	sc->choice.examined += home.examined;
-	sc->choice.pruned += home.pruned;
+	if (out != &w->sc->choice)
+		*out = w->sc->choice;
 	return 0;
 }
 
-/*
- * Can prev's LLC offer the wakee anything? An idle CPU, or, when the mode
- * lets this wakee take sched-idle CPUs, a CPU running idle work.
- */
-static __always_inline bool llc_has_candidates(u32 llc,
-					       const struct cpumask *idle_mask,
-					       const struct scratch *sc,
-					       bool wakee_si)
+static __always_inline s32 loehle_env_busiest_group(struct loehle_walk *w,
+						    u32 by_node, int whole_cores)
 {
-	const struct cpumask *llc_cpus = cpumask_at(LLC_IDX(llc));
-	const struct cpumask *idle_work;
-	u32 mode = sc->cfg.sched_idle;
-
-	if (!llc_cpus || bpf_cpumask_intersects(llc_cpus, idle_mask))
-		return true;
-	if (mode == LOEHLE_SI_IGNORE ||
-	    (mode == LOEHLE_SI_WAKEE_AWARE && wakee_si))
-		return false;
-	idle_work = cpumask_at(LOEHLE_IDLE_WORK_MASK);
-	return !idle_work || bpf_cpumask_intersects(llc_cpus, idle_work);
+	return loehle_busiest_idle_group(w->p, by_node, whole_cores);
 }
 
-/* Wakeup placement in prev's LLC; the answer lands in sc->choice. */
+/* Fork placement (loehle_walk_slow); the answer lands in sc->choice. */
+static __always_inline int slow_pick(struct scratch *sc, struct task_struct *p,
+				     s32 prev)
+{
+	struct loehle_walk w = { .p = p, .sc = sc };
+	struct loehle_walk_cfg cfg;
+	/* Groups are nodes; on one node, LLCs. */
+	u32 by_node = nr_nodes > 1;
+
+	walk_cfg_of(sc, &cfg);
+	return loehle_walk_slow(&w, &cfg, by_node,
+				by_node ? cpu_node(prev) : cpu_llc(prev), prev,
+				&sc->choice);
+}
+
+/* Wakeup placement in prev's LLC (loehle_walk_fast); into sc->choice. */
 __noinline int loehle_fast_pick(struct task_struct *p __arg_trusted, s32 prev)
 {
-	const struct cpumask *idle_mask, *idle_smt;
-	struct loehle_fast_scan *s;
-	struct loehle_cpu_facts *f;
+	struct loehle_walk w = { .p = p };
+	struct loehle_walk_cfg cfg;
 	struct scratch *sc;
-	u32 llc = cpu_llc(prev), k, len, pos, idx;
-	bool wakee_si;
-	s32 cpu;
 
 	sc = this_scratch();
 	if (!sc || !p)
 		return -1;
-	s = &sc->fast;
-	f = &sc->facts;
-	wakee_si = sc->wakee_yields;
-	idle_mask = scx_bpf_get_idle_cpumask();
-	idle_smt = scx_bpf_get_idle_smtmask();
-	gather_facts(prev, p, idle_mask, idle_smt, sc, false, f);
-	sc->scan_skipped = 0;
-	if (!loehle_fast_begin(s, sc->cfg.sched_idle,
-			       sc->cfg.smt == LOEHLE_SMT_IDLE_CORE && smt_active,
-			       wakee_si, f)) {
-		if (!llc_has_candidates(llc, idle_mask, sc, wakee_si)) {
-			sc->scan_skipped = 1;
-			goto out;
-		}
-		/* Walk prev's LLC starting after prev, as the kernel does. */
-		len = cpu_lists.llc_len[LLC_IDX(llc)];
-		pos = cpu_lists.llc_pos[CPU_IDX(prev)];
-		bpf_for(k, 1, len) {
-			idx = pos + k;
-			if (idx >= len)
-				idx -= len;
-			cpu = group_cpu(0, llc, idx);
-			if (!bpf_cpumask_test_cpu(cpu, p->cpus_ptr))
-				continue;
-			gather_facts(cpu, p, idle_mask, idle_smt, sc, false, f);
-			if (loehle_fast_offer(s, f))
-				break;
-		}
-	}
-out:
-	loehle_fast_result(s, &sc->choice);
-	scx_bpf_put_idle_cpumask(idle_smt);
-	scx_bpf_put_idle_cpumask(idle_mask);
+	w.sc = sc;
+	walk_cfg_of(sc, &cfg);
+	w.idle_mask = scx_bpf_get_idle_cpumask();
+	w.idle_smt = scx_bpf_get_idle_smtmask();
+	sc->scan_skipped = loehle_walk_fast(&w, &cfg, &sc->fast, &sc->facts,
+					    prev, &sc->choice);
+	scx_bpf_put_idle_cpumask(w.idle_smt);
+	scx_bpf_put_idle_cpumask(w.idle_mask);
 	return 0;
 }
 

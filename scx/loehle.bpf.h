@@ -23,6 +23,7 @@
 #include "loehle/queue.h"
 #include "loehle/sample.h"
 #include "loehle/sched_idle.h"
+#include "loehle/select.h"
 #include "loehle/vtime.h"
 
 #include "compat.bpf.h"

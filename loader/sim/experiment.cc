@@ -40,6 +40,7 @@ void AddPath(const PathStats& from, PathStats* to) {
   to->tie_groups += from.tie_groups;
   to->tie_candidates += from.tie_candidates;
   to->sched_idle_picks += from.sched_idle_picks;
+  to->sched_idle_refused += from.sched_idle_refused;
   to->packing += from.packing;
   to->select_ns += from.select_ns;
 }
@@ -56,6 +57,7 @@ nlohmann::json PathJson(const PathStats& p) {
           {"tie_groups", p.tie_groups},
           {"tie_candidates", p.tie_candidates},
           {"sched_idle_picks", p.sched_idle_picks},
+          {"sched_idle_refused", p.sched_idle_refused},
           {"packing", p.packing},
           {"select_ns", p.select_ns},
           {"stale_pick_percent", StalePickPercent(p)},

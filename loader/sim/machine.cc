@@ -7,6 +7,116 @@
 
 #include "loehle/queue.h"
 
+// The selection walk (loehle/select.h) over the simulated machine. The
+// header and its environment sit in an anonymous namespace: the unit tests
+// run the same walk over facts of their own, with the same names.
+namespace {
+#include "loehle/select.h"
+
+struct loehle_walk {
+  loehle::sim::Machine* m;
+  int waker;  // whose CPU's random stream the reservoir draws from
+  const loehle_cg_path* wakee;  // its groups
+  const loehle_walk_cfg* cfg;
+  loehle::sim::ScanRecord* record;  // the facts and draws, for the tests
+  std::vector<uint32_t> counts;     // the group search's, per group
+  uint32_t refused = 0;             // sched-idle CPUs refused to the wakee
+};
+
+__u32 loehle_env_group_len(loehle_walk* w, __u32 by_node, __u32 group) {
+  return static_cast<__u32>(w->m->GroupCpus(by_node, static_cast<int>(group)).size());
+}
+
+__s32 loehle_env_group_cpu(loehle_walk* w, __u32 by_node, __u32 group, __u32 k) {
+  return w->m->GroupCpus(by_node, static_cast<int>(group))[k];
+}
+
+__u32 loehle_env_cpu_llc(loehle_walk* w, __s32 cpu) {
+  return static_cast<__u32>(w->m->topology().cpus[cpu].llc);
+}
+
+__u32 loehle_env_llc_pos(loehle_walk* w, __s32 cpu) {
+  return static_cast<__u32>(w->m->LlcPos(cpu));
+}
+
+__u32 loehle_env_core(loehle_walk* w, __s32 cpu) {
+  return static_cast<__u32>(w->m->topology().cpus[cpu].core);
+}
+
+// Not modelled: affinity masks; every task may run everywhere.
+int loehle_env_allowed(loehle_walk* w, __s32 cpu) { return (void)w, (void)cpu, 1; }
+
+int loehle_env_runs_idle_work(loehle_walk* w, __s32 cpu) { return w->m->RunsIdleWork(cpu); }
+
+void loehle_env_gather(loehle_walk* w, __s32 cpu, int want_load, loehle_cpu_facts* f) {
+  w->m->GatherFacts(cpu, *w->wakee, want_load, f);
+  // Counted as the BPF side counts them (gather_facts).
+  if (f->preempt_refused && f->allowed && loehle_cg_refusal_counts(w->cfg->si_mode)) ++w->refused;
+  if (w->record) {
+    w->record->facts.push_back(*f);
+    w->record->draws.push_back(0);
+  }
+}
+
+// Drawn for the CPU just gathered: the record keeps it beside its facts.
+__u32 loehle_env_rand(loehle_walk* w) {
+  const __u32 r = w->m->DrawRandom(w->waker);
+  if (w->record && !w->record->draws.empty()) w->record->draws.back() = r;
+  return r;
+}
+
+int loehle_env_scan_group(loehle_walk* w, __u32 by_node, __u32 group, __s32 fallback,
+                          loehle_choice* out) {
+  return loehle_walk_group_on_stack(w, w->cfg, by_node, group, fallback, out);
+}
+
+__s32 loehle_env_busiest_group(loehle_walk* w, __u32 by_node, int whole_cores) {
+  return loehle_walk_busiest_group(w, by_node, whole_cores);
+}
+
+__u32 loehle_env_nr_groups(loehle_walk* w, __u32 by_node) {
+  const loehle::sim::SimTopology& topo = w->m->topology();
+  return static_cast<__u32>(by_node ? topo.nr_nodes : topo.nr_llcs);
+}
+
+__u32 loehle_env_nr_cpus(loehle_walk* w) {
+  return static_cast<__u32>(w->m->topology().cpus.size());
+}
+
+int loehle_env_idle_usable(loehle_walk* w, __s32 cpu, int whole_cores) {
+  return w->m->CpuIdle(cpu) && (!whole_cores || w->m->CoreIdle(cpu));
+}
+
+__u32 loehle_env_cpu_group(loehle_walk* w, __u32 by_node, __s32 cpu) {
+  const loehle::sim::SimTopology& topo = w->m->topology();
+  return static_cast<__u32>(by_node ? topo.cpus[cpu].node : topo.cpus[cpu].llc);
+}
+
+void loehle_env_count_reset(loehle_walk* w, __u32 group) {
+  if (w->counts.size() <= group) w->counts.resize(group + 1);
+  w->counts[group] = 0;
+}
+
+void loehle_env_count_add(loehle_walk* w, __u32 group) { ++w->counts[group]; }
+
+__u32 loehle_env_count(loehle_walk* w, __u32 group) { return w->counts[group]; }
+
+int loehle_env_llc_has_idle(loehle_walk* w, __u32 llc) {
+  for (int cpu : w->m->GroupCpus(false, static_cast<int>(llc))) {
+    if (w->m->CpuIdle(cpu)) return 1;
+  }
+  return 0;
+}
+
+int loehle_env_llc_runs_idle_work(loehle_walk* w, __u32 llc) {
+  for (int cpu : w->m->GroupCpus(false, static_cast<int>(llc))) {
+    if (w->m->RunsIdleWork(cpu)) return 1;
+  }
+  return 0;
+}
+
+}  // namespace
+
 namespace loehle::sim {
 namespace {
 
@@ -111,9 +221,8 @@ bool Machine::CoreIdle(int cpu) const {
   return true;
 }
 
-void Machine::GatherFacts(int cpu, bool wakee_idle_work, bool want_load,
+void Machine::GatherFacts(int cpu, const loehle_cg_path& wakee, bool want_load,
                           loehle_cpu_facts* f) const {
-  (void)wakee_idle_work;  // the task scope: nothing refuses a wakee
   const Cpu& c = cpus_[cpu];
   *f = loehle_cpu_facts{};
   f->cpu = cpu;
@@ -131,6 +240,11 @@ void Machine::GatherFacts(int cpu, bool wakee_idle_work, bool want_load,
   }
   const auto queued = static_cast<uint32_t>(c.local.size());
   f->sched_idle = loehle_si_is_sched_idle(&c.si, now_, config_.slice_ns, queued);
+  // The running task's groups, read whole (the simulator tears no record).
+  if (f->sched_idle && c.current >= 0) {
+    f->preempt_refused =
+        loehle_cg_refused(config_.sched_idle_scope, &tasks_[c.current].groups, &wakee);
+  }
   if (want_load || c.si.running == LOEHLE_RUN_IDLE_WORK) {
     const uint32_t weight =
         c.current < 0 ? 0 : (tasks_[c.current].idle_work ? kIdleWeight : kNormalWeight);
@@ -138,120 +252,38 @@ void Machine::GatherFacts(int cpu, bool wakee_idle_work, bool want_load,
   }
 }
 
-loehle_choice Machine::ScanGroup(const std::vector<int>& group, int prev, int waker,
-                                 bool wakee_idle_work, ScanRecord* record) {
-  loehle_slow_scan s;
-  loehle_slow_init(&s, config_.policy, config_.sched_idle, IdleCoreMode(),
-                   wakee_idle_work, prev);
-  loehle_cpu_facts f;
-  for (int cpu : group) {
-    if (loehle_slow_pruned(&s, static_cast<uint32_t>(topo_.cpus[cpu].core),
-                           loehle_si_runs_idle_work(&cpus_[cpu].si))) {
-      continue;
-    }
-    GatherFacts(cpu, wakee_idle_work, loehle_slow_wants_load(&s), &f);
-    const uint32_t rand =
-        loehle_slow_wants_rand(&s, &f) ? SimRandomNext(&cpus_[waker].rand) : 0;
-    if (record) {
-      record->facts.push_back(f);
-      record->draws.push_back(rand);
-    }
-    if (loehle_slow_step(&s, &f, rand)) break;
-  }
-  loehle_choice c;
-  loehle_slow_result(&s, &c);
-  return c;
-}
-
-int Machine::BusiestIdleGroup(bool whole_cores) const {
-  const bool by_node = topo_.nr_nodes > 1;
-  std::vector<int> count(by_node ? topo_.nr_nodes : topo_.nr_llcs, 0);
-  for (int cpu = 0; cpu < static_cast<int>(cpus_.size()); ++cpu) {
-    if (!cpus_[cpu].idle || (whole_cores && !CoreIdle(cpu))) continue;
-    ++count[by_node ? topo_.cpus[cpu].node : topo_.cpus[cpu].llc];
-  }
-  int best = -1, best_count = 0;
-  for (int g = 0; g < static_cast<int>(count.size()); ++g) {
-    if (count[g] > best_count) {
-      best_count = count[g];
-      best = g;
-    }
-  }
-  return best;
-}
-
-loehle_choice Machine::SlowPick(int prev, int waker, bool wakee_idle_work,
-                                ScanRecord* record) {
-  const bool by_node = topo_.nr_nodes > 1;
-  const auto& groups = by_node ? node_cpus_ : llc_cpus_;
-  const int group = by_node ? topo_.cpus[prev].node : topo_.cpus[prev].llc;
-  loehle_choice home = ScanGroup(groups[group], prev, waker, wakee_idle_work, record);
-  const uint32_t search = loehle_slow_look_elsewhere(&home, IdleCoreMode());
-  if (search == LOEHLE_GROUP_STAY) return home;
-  const int other = BusiestIdleGroup(search == LOEHLE_GROUP_IDLE_CORES);
-  if (other < 0 || other == group) return home;
-  loehle_choice there = ScanGroup(groups[other], prev, waker, wakee_idle_work, record);
-  loehle_choice& winner =
-      loehle_slow_other_wins(&home, &there, IdleCoreMode()) ? there : home;
-  const loehle_choice& loser = &winner == &home ? there : home;
-  winner.examined += loser.examined;
-  winner.pruned += loser.pruned;
-  return winner;
-}
-
-bool Machine::LlcHasCandidates(int llc, bool wakee_idle_work) const {
-  for (int cpu : llc_cpus_[llc]) {
-    if (cpus_[cpu].idle) return true;
-  }
-  const uint32_t mode = config_.sched_idle;
-  if (mode == LOEHLE_SI_IGNORE || (mode == LOEHLE_SI_WAKEE_AWARE && wakee_idle_work)) {
-    return false;
-  }
-  for (int cpu : llc_cpus_[llc]) {
-    if (loehle_si_runs_idle_work(&cpus_[cpu].si)) return true;
-  }
-  return false;
-}
-
-loehle_choice Machine::FastPick(int prev, bool wakee_idle_work, ScanRecord* record) {
-  loehle_fast_scan s;
-  loehle_cpu_facts f;
-  GatherFacts(prev, wakee_idle_work, false, &f);
-  if (record) {
-    record->facts.push_back(f);
-    record->draws.push_back(0);
-  }
-  const int llc = topo_.cpus[prev].llc;
-  if (!loehle_fast_begin(&s, config_.sched_idle, IdleCoreMode(), wakee_idle_work, &f) &&
-      LlcHasCandidates(llc, wakee_idle_work)) {
-    const std::vector<int>& cpus = llc_cpus_[llc];
-    const size_t len = cpus.size();
-    for (size_t k = 1; k < len; ++k) {
-      const int cpu = cpus[(static_cast<size_t>(llc_pos_[prev]) + k) % len];
-      GatherFacts(cpu, wakee_idle_work, false, &f);
-      if (record) {
-        record->facts.push_back(f);
-        record->draws.push_back(0);
-      }
-      if (loehle_fast_offer(&s, &f)) break;
-    }
-  }
-  loehle_choice c;
-  loehle_fast_result(&s, &c);
-  return c;
-}
-
 loehle_choice Machine::Scan(int task, ScanRecord* record) {
-  const Task& t = tasks_[task];
+  Task& t = tasks_[task];
   PathStats& ps = t.path == WakePath::kFork ? stats_.fork : stats_.wakeup;
   ++ps.scans;
-  return t.path == WakePath::kFork ? SlowPick(t.prev, t.waker, t.idle_work, record)
-                                   : FastPick(t.prev, t.idle_work, record);
+  const loehle_walk_cfg cfg = {
+      config_.policy, config_.sched_idle, IdleCoreMode() ? 1u : 0u,
+      loehle_cg_wakee_yields(config_.sched_idle_scope, &t.groups) ? 1u : 0u};
+  loehle_walk w{this, t.waker, &t.groups, &cfg, record, {}};
+  loehle_choice c{};
+  if (t.path == WakePath::kFork) {
+    const bool by_node = topo_.nr_nodes > 1;
+    const int group = by_node ? topo_.cpus[t.prev].node : topo_.cpus[t.prev].llc;
+    loehle_walk_slow(&w, &cfg, by_node, static_cast<uint32_t>(group), t.prev, &c);
+  } else {
+    loehle_fast_scan s;
+    loehle_cpu_facts f;
+    loehle_walk_fast(&w, &cfg, &s, &f, t.prev, &c);
+  }
+  t.refused = w.refused;
+  return c;
 }
 
 loehle_choice Machine::ScanForTest(int prev, WakePath path, bool wakee_idle_work,
                                    ScanRecord* record) {
-  const int task = NewTask(wakee_idle_work);
+  loehle_cg_path groups;
+  loehle_cg_path_init(&groups, wakee_idle_work);
+  return ScanInGroupsForTest(prev, path, groups, record);
+}
+
+loehle_choice Machine::ScanInGroupsForTest(int prev, WakePath path,
+                                           const loehle_cg_path& groups, ScanRecord* record) {
+  const int task = NewTaskInGroups(groups);
   Task& t = tasks_[task];
   t.path = path;
   t.prev = prev;
@@ -300,6 +332,7 @@ bool Machine::AnyCpuIdle() const {
 void Machine::CountChoice(const Task& t, int cpu) {
   PathStats& ps = t.path == WakePath::kFork ? stats_.fork : stats_.wakeup;
   ps.examined += t.choice.examined;
+  ps.sched_idle_refused += t.refused;
   if (t.choice.ties) {
     ++ps.tie_groups;
     ps.tie_candidates += t.choice.ties;
@@ -350,9 +383,10 @@ void Machine::OnClaim(int task) {
   }
   ++ps.sched_idle_picks;
   if (t.packing_possible) ++ps.packing;
-  // Under the task scope a wakee preempts idle work unless it is idle work
-  // itself; SCX_ENQ_PREEMPT implies SCX_ENQ_HEAD.
-  if (!t.idle_work && target.current >= 0 && tasks_[target.current].idle_work) {
+  // Whether the wakee preempts the idle work is the scope's
+  // (loehle_cg_preempts); SCX_ENQ_PREEMPT implies SCX_ENQ_HEAD.
+  if (target.current >= 0 && tasks_[target.current].idle_work &&
+      loehle_cg_preempts(config_.sched_idle_scope, &tasks_[target.current].groups, &t.groups)) {
     target.local.push_front(task);
     ++stats_.preemptions;
     Preempt(c.cpu);
@@ -442,15 +476,24 @@ void Machine::EnqueueAtSliceEnd(int task, int cpu) {
   Enqueue(task, cpu);
 }
 
+// May `task` preempt the idle work `cpu` runs (loehle_cg_preempts)?
+bool Machine::PreemptsIdleWorkOn(int task, int cpu) const {
+  const Cpu& c = cpus_[cpu];
+  return loehle_si_runs_idle_work(&c.si) && c.current >= 0 &&
+         loehle_cg_preempts(config_.sched_idle_scope, &tasks_[c.current].groups,
+                            &tasks_[task].groups);
+}
+
 void Machine::PreemptIdleWork(int task, int cpu) {
-  if (tasks_[task].idle_work) return;
-  const bool own = loehle_si_runs_idle_work(&cpus_[cpu].si);
+  // Idle work itself preempts nothing, but under the hierarchy rule.
+  if (config_.sched_idle_scope != LOEHLE_SCOPE_HIERARCHY && tasks_[task].idle_work) return;
+  const bool own = PreemptsIdleWorkOn(task, cpu);
   int other = -1;
   if (!own) {
     const std::vector<int>& llc = llc_cpus_[topo_.cpus[cpu].llc];
     for (size_t k = 0; k < llc.size(); ++k) {
       const int candidate = llc[(static_cast<size_t>(preempt_cursor_) + k) % llc.size()];
-      if (loehle_si_runs_idle_work(&cpus_[candidate].si)) {
+      if (PreemptsIdleWorkOn(task, candidate)) {
         other = candidate;
         preempt_cursor_ = static_cast<int>((preempt_cursor_ + k + 1) % llc.size());
         break;
@@ -701,7 +744,13 @@ void Machine::GoIdle(int cpu) {
 
 // --- Tasks -------------------------------------------------------------------
 
-int Machine::NewTask(bool idle_work) {
+int Machine::NewTask(bool sched_idle) {
+  loehle_cg_path groups;
+  loehle_cg_path_init(&groups, sched_idle);
+  return NewTaskInGroups(groups);
+}
+
+int Machine::NewTaskInGroups(const loehle_cg_path& groups) {
   int task;
   if (!free_tasks_.empty()) {
     task = free_tasks_.back();
@@ -714,7 +763,8 @@ int Machine::NewTask(bool idle_work) {
   const uint64_t epoch = t.epoch + 1;
   t = Task{};
   t.epoch = epoch;
-  t.idle_work = idle_work;
+  t.groups = groups;
+  t.idle_work = loehle_cg_idle_work(config_.sched_idle_scope, &groups);
   t.pid = static_cast<uint32_t>(task + 1) & ((1u << 22) - 1);
   return task;
 }
@@ -743,7 +793,13 @@ void Machine::Timer(uint64_t delay_ns, int token) {
 }
 
 void Machine::PlaceRunningForTest(int cpu, bool idle_work) {
-  const int task = NewTask(idle_work);
+  loehle_cg_path groups;
+  loehle_cg_path_init(&groups, idle_work);
+  PlaceRunningInGroupsForTest(cpu, groups);
+}
+
+void Machine::PlaceRunningInGroupsForTest(int cpu, const loehle_cg_path& groups) {
+  const int task = NewTaskInGroups(groups);
   tasks_[task].burst_left = UINT64_MAX / 2;
   cpus_[cpu].idle = false;
   RunTask(cpu, task);

@@ -44,6 +44,7 @@
 
 #include "loader/sim/event_queue.h"
 #include "loader/sim/sim_topology.h"
+#include "loehle/cgroup_idle.h"
 #include "loehle/policy.h"
 #include "loehle/sched_idle.h"
 
@@ -61,6 +62,10 @@ struct CostModel {
 struct MachineConfig {
   uint32_t policy = LOEHLE_POLICY_RESERVOIR;
   uint32_t sched_idle = LOEHLE_SI_WAKEE_AWARE;
+  // What idle work is and who may preempt it (loehle/cgroup_idle.h): the
+  // loader's default, hierarchy. Tasks without groups (NewTask) behave
+  // alike under all three; NewTaskInGroups gives a task a cgroup path.
+  uint32_t sched_idle_scope = LOEHLE_SCOPE_HIERARCHY;
   uint32_t smt = LOEHLE_SMT_IDLE_CORE;
   uint32_t claim_retries = 1;
   uint64_t slice_ns = 5'000'000;
@@ -108,6 +113,7 @@ struct PathStats {
   uint64_t tie_groups = 0;      // final choices with a tie group
   uint64_t tie_candidates = 0;  // their sizes, summed
   uint64_t sched_idle_picks = 0;
+  uint64_t sched_idle_refused = 0;  // refused to the wakee (hierarchy)
   uint64_t packing = 0;         // idle work placed on a sched-idle CPU although
                                 // a truly idle CPU was in reach
   uint64_t select_ns = 0;       // simulated select_cpu time, summed
@@ -162,7 +168,12 @@ class Machine {
   uint64_t decisions() const { return stats_.fork.scans + stats_.wakeup.scans; }
 
   // --- For workloads.
-  int NewTask(bool idle_work);
+  // A task of the root group; `sched_idle`: its policy is SCHED_IDLE.
+  int NewTask(bool sched_idle);
+  // A task with this cgroup path (ids and cpu.idle of its groups, top
+  // down; loehle/cgroup_idle.h), idle work or not under the scope.
+  int NewTaskInGroups(const loehle_cg_path& groups);
+  bool IsIdleWork(int task) const { return tasks_[task].idle_work; }
   // Makes `task` runnable with a CPU burst of `burst_ns`, placed by
   // select_cpu as called on `waker_cpu` (-1: none; the scan runs on CPU 0
   // at no cost to anyone). Returns the select_cpu time the caller should
@@ -178,6 +189,7 @@ class Machine {
   // --- For tests: put the machine in a state and look at one scan.
   // CPU `cpu` runs a new task (normal or idle work) from now on.
   void PlaceRunningForTest(int cpu, bool idle_work);
+  void PlaceRunningInGroupsForTest(int cpu, const loehle_cg_path& groups);
   // CPU `cpu` has been idle since `since_ns`, in idle state `state`
   // (LOEHLE_STATE_UNPUBLISHED: not published yet).
   void SetIdleForTest(int cpu, uint64_t since_ns, uint32_t state);
@@ -185,9 +197,31 @@ class Machine {
   // facts and draws it used land in *record.
   loehle_choice ScanForTest(int prev, WakePath path, bool wakee_idle_work,
                             ScanRecord* record);
+  // The same for a wakee with these groups.
+  loehle_choice ScanInGroupsForTest(int prev, WakePath path, const loehle_cg_path& groups,
+                                    ScanRecord* record);
   uint32_t RandomStateForTest(int cpu) const { return cpus_[cpu].rand; }
   // Task slots ever allocated (exited tasks' slots are reused).
   size_t TaskSlots() const { return tasks_.size(); }
+
+  // --- For the selection walk (loehle/select.h), which machine.cc runs
+  // over these facts as scx/loehle.bpf.c runs it over the kernel's.
+  // A node's (by_node) or an LLC's CPUs in id order.
+  const std::vector<int>& GroupCpus(bool by_node, int group) const {
+    return by_node ? node_cpus_[group] : llc_cpus_[group];
+  }
+  int LlcPos(int cpu) const { return llc_pos_[cpu]; }
+  bool CpuIdle(int cpu) const { return cpus_[cpu].idle; }
+  bool CoreIdle(int cpu) const;
+  bool RunsIdleWork(int cpu) const { return loehle_si_runs_idle_work(&cpus_[cpu].si); }
+  // loehle.bpf.c's gather_facts: what policy.h needs to know about `cpu`.
+  // `wakee`: the waking task's groups, against which a CPU running idle
+  // work is refused (the hierarchy rule).
+  void GatherFacts(int cpu, const loehle_cg_path& wakee, bool want_load,
+                   loehle_cpu_facts* f) const;
+  // The next number of `cpu`'s random stream (the reservoir's draws come
+  // from the selecting CPU's, as bpf_get_prandom_u32() is per CPU).
+  uint32_t DrawRandom(int cpu) { return SimRandomNext(&cpus_[cpu].rand); }
 
  private:
   struct Cpu {
@@ -210,7 +244,8 @@ class Machine {
     uint64_t run_started = 0;
   };
   struct Task {
-    bool idle_work = false;
+    bool idle_work = false;  // under the scope: loehle_cg_idle_work()
+    loehle_cg_path groups{};
     int cpu = -1;
     uint64_t burst_left = 0;
     uint64_t runnable_since = 0;
@@ -224,23 +259,15 @@ class Machine {
     int waker_task = -1;       // what ran on the waker's CPU at the call
     bool packing_possible = false;
     uint32_t attempt = 0;
+    uint32_t refused = 0;  // sched-idle CPUs the last scan refused it
     uint64_t select_started = 0;
     uint64_t epoch = 0;
     loehle_choice choice{};
   };
   enum EventKind : uint32_t { kSegmentEnd, kCpuStart, kPublish, kClaim, kTimer, kPreempt };
 
-  // Facts and scans (loehle.bpf.c's gather_facts, scan_group, slow_pick,
-  // fast_pick).
-  void GatherFacts(int cpu, bool wakee_idle_work, bool want_load,
-                   loehle_cpu_facts* f) const;
-  bool CoreIdle(int cpu) const;
-  loehle_choice ScanGroup(const std::vector<int>& group, int prev, int waker,
-                          bool wakee_idle_work, ScanRecord* record);
-  int BusiestIdleGroup(bool whole_cores) const;
-  loehle_choice SlowPick(int prev, int waker, bool wakee_idle_work, ScanRecord* record);
-  bool LlcHasCandidates(int llc, bool wakee_idle_work) const;
-  loehle_choice FastPick(int prev, bool wakee_idle_work, ScanRecord* record);
+  // One scan of select_cpu: the selection walk (loehle/select.h) over
+  // this machine, the slow one for forks.
   loehle_choice Scan(int task, ScanRecord* record);
   bool SmtActive() const { return topo_.threads_per_core > 1; }
   bool IdleCoreMode() const { return config_.smt == LOEHLE_SMT_IDLE_CORE && SmtActive(); }
@@ -259,6 +286,7 @@ class Machine {
   int PickIdleCpu(bool whole_cores_only) const;
   bool SmtMoveWanted(int cpu) const;
   void PreemptIdleWork(int task, int cpu);
+  bool PreemptsIdleWorkOn(int task, int cpu) const;
   void Preempt(int cpu);
   void OnPreempt(int cpu);
   uint32_t NormalQueued() const;

@@ -1,7 +1,11 @@
 #include "loader/sim/machine.h"
 
+#include <algorithm>
+#include <initializer_list>
+#include <utility>
 #include <memory>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -63,96 +67,161 @@ void Apply(const MachineSetup& s, Machine* m) {
   }
 }
 
-// The facts a CPU set up as `kind` must show, straight from the setup.
-// `want_load`: the scan asked for busy CPUs' loads.
-void ExpectFacts(const MachineSetup& s, const SimTopology& topo, const loehle_cpu_facts& f,
-                 bool want_load) {
-  auto idle = [&](int cpu) {
-    const Kind k = s.kinds[cpu];
-    return k == Kind::kShallow || k == Kind::kDeep || k == Kind::kUnpublished;
-  };
-  const Kind kind = s.kinds[f.cpu];
-  EXPECT_EQ(f.idle, idle(f.cpu)) << "cpu " << f.cpu;
-  EXPECT_EQ(f.sched_idle, kind == Kind::kIdleWork) << "cpu " << f.cpu;
-  EXPECT_EQ(f.core, static_cast<uint32_t>(topo.cpus[f.cpu].core));
-  bool core_idle = true;
-  for (int cpu = 0; cpu < static_cast<int>(topo.cpus.size()); ++cpu) {
-    if (topo.cpus[cpu].core == topo.cpus[f.cpu].core && !idle(cpu)) core_idle = false;
-  }
-  EXPECT_EQ(f.core_idle, core_idle) << "cpu " << f.cpu;
-  if (!idle(f.cpu)) {
-    // loehle_si_load(): the running task's weight (nice 0: 100; SCHED_IDLE:
-    // 1), read for idle work always and for normal work when asked.
-    const uint64_t load = kind == Kind::kIdleWork ? 1 : (want_load ? 100 : 0);
-    EXPECT_EQ(f.load, load) << "cpu " << f.cpu;
-    return;
-  }
-  EXPECT_EQ(f.idle_stamp, s.stamps[f.cpu]);
-  const uint64_t key = kind == Kind::kShallow ? topo.states[0].exit_latency_ns
-                       : kind == Kind::kDeep  ? topo.states[1].exit_latency_ns
-                                              : LOEHLE_U64_MAX;
-  EXPECT_EQ(f.exit_latency, key) << "cpu " << f.cpu;
+// An oracle for the simulator's side of the selection walk: the facts
+// each CPU must show, its group lists and the group search, all straight
+// from the test's setup, and the same per-CPU random stream. The walk
+// (loehle/select.h) is the one the simulator and the BPF side run; what is
+// checked is what the simulator feeds it. In this anonymous namespace, as
+// in machine.cc.
+#include "loehle/select.h"
+
+bool SetupIdle(const MachineSetup& s, int cpu) {
+  const Kind k = s.kinds[cpu];
+  return k == Kind::kShallow || k == Kind::kDeep || k == Kind::kUnpublished;
 }
 
-// One group's scan replayed through loehle/policy.h from the record.
-struct Replay {
-  const MachineSetup& setup;
-  const SimTopology& topo;
-  const ScanRecord& record;
-  uint32_t policy, si_mode;
-  bool smt, wakee_idle;
-  uint32_t* rand_state;
-  size_t offered = 0;
-
-  loehle_choice Group(const std::vector<int>& cpus, int prev) {
-    loehle_slow_scan s;
-    loehle_slow_init(&s, policy, si_mode, smt, wakee_idle, prev);
-    for (int cpu : cpus) {
-      if (loehle_slow_pruned(&s, static_cast<uint32_t>(topo.cpus[cpu].core),
-                             setup.kinds[cpu] == Kind::kIdleWork)) {
-        continue;
-      }
-      EXPECT_LT(offered, record.facts.size());
-      if (offered >= record.facts.size()) break;
-      const loehle_cpu_facts& f = record.facts[offered];
-      EXPECT_EQ(f.cpu, cpu);
-      ExpectFacts(setup, topo, f, loehle_slow_wants_load(&s));
-      const uint32_t rand = loehle_slow_wants_rand(&s, &f) ? SimRandomNext(rand_state) : 0;
-      EXPECT_EQ(rand, record.draws[offered]);
-      ++offered;
-      if (loehle_slow_step(&s, &f, rand)) break;
-    }
-    loehle_choice c;
-    loehle_slow_result(&s, &c);
-    return c;
+bool SetupCoreIdle(const MachineSetup& s, const SimTopology& topo, int cpu) {
+  for (int o = 0; o < static_cast<int>(topo.cpus.size()); ++o) {
+    if (topo.cpus[o].core == topo.cpus[cpu].core && !SetupIdle(s, o)) return false;
   }
-};
+  return true;
+}
 
-// The CPUs of `node` in id order, and the node with the most idle CPUs
-// (or whole idle cores), straight from the setup.
-std::vector<int> NodeCpus(const SimTopology& topo, int node) {
+// The facts a CPU set up as `kind` must show. `want_load`: the walk asked
+// for busy CPUs' loads; `wakee_idle`: the wakee is a SCHED_IDLE task of
+// the root group, which the hierarchy rule (the default scope) refuses a
+// CPU running idle work.
+loehle_cpu_facts SetupFacts(const MachineSetup& s, const SimTopology& topo, int cpu,
+                            bool want_load, bool wakee_idle) {
+  loehle_cpu_facts f{};
+  const Kind kind = s.kinds[cpu];
+  f.cpu = cpu;
+  f.core = static_cast<uint32_t>(topo.cpus[cpu].core);
+  f.allowed = 1;
+  f.idle = SetupIdle(s, cpu);
+  f.core_idle = SetupCoreIdle(s, topo, cpu);
+  f.exit_latency = LOEHLE_U64_MAX;
+  if (f.idle) {
+    f.idle_stamp = s.stamps[cpu];
+    if (kind == Kind::kShallow) f.exit_latency = topo.states[0].exit_latency_ns;
+    if (kind == Kind::kDeep) f.exit_latency = topo.states[1].exit_latency_ns;
+    return f;
+  }
+  f.sched_idle = kind == Kind::kIdleWork;
+  f.preempt_refused = f.sched_idle && wakee_idle;
+  // loehle_si_load(): the running task's weight (nice 0: 100; SCHED_IDLE:
+  // 1), read for idle work always and for normal work when asked.
+  f.load = kind == Kind::kIdleWork ? 1 : (want_load ? 100 : 0);
+  return f;
+}
+
+std::vector<int> SetupGroup(const SimTopology& topo, bool by_node, int group) {
   std::vector<int> cpus;
   for (int cpu = 0; cpu < static_cast<int>(topo.cpus.size()); ++cpu) {
-    if (topo.cpus[cpu].node == node) cpus.push_back(cpu);
+    if ((by_node ? topo.cpus[cpu].node : topo.cpus[cpu].llc) == group) cpus.push_back(cpu);
   }
   return cpus;
 }
 
-int BusiestNode(const MachineSetup& s, const SimTopology& topo, bool whole_cores) {
-  auto idle = [&](int cpu) { return s.kinds[cpu] >= Kind::kShallow; };
-  std::vector<int> count(topo.nr_nodes, 0);
-  for (int cpu = 0; cpu < static_cast<int>(topo.cpus.size()); ++cpu) {
-    bool core_idle = true;
-    for (int o = 0; o < static_cast<int>(topo.cpus.size()); ++o) {
-      if (topo.cpus[o].core == topo.cpus[cpu].core && !idle(o)) core_idle = false;
-    }
-    if (idle(cpu) && (!whole_cores || core_idle)) ++count[topo.cpus[cpu].node];
-  }
+struct loehle_walk {
+  const MachineSetup* setup;
+  const SimTopology* topo;
+  uint32_t* rand_state;
+  const loehle_walk_cfg* cfg;
+  bool wakee_idle;
+  ScanRecord seen;  // the facts and draws the oracle fed the walk
+};
+
+__u32 loehle_env_group_len(loehle_walk* w, __u32 by_node, __u32 group) {
+  return static_cast<__u32>(SetupGroup(*w->topo, by_node, static_cast<int>(group)).size());
+}
+__s32 loehle_env_group_cpu(loehle_walk* w, __u32 by_node, __u32 group, __u32 k) {
+  return SetupGroup(*w->topo, by_node, static_cast<int>(group))[k];
+}
+__u32 loehle_env_cpu_llc(loehle_walk* w, __s32 cpu) {
+  return static_cast<__u32>(w->topo->cpus[cpu].llc);
+}
+__u32 loehle_env_llc_pos(loehle_walk* w, __s32 cpu) {
+  const std::vector<int> llc = SetupGroup(*w->topo, false, w->topo->cpus[cpu].llc);
+  return static_cast<__u32>(std::find(llc.begin(), llc.end(), cpu) - llc.begin());
+}
+__u32 loehle_env_core(loehle_walk* w, __s32 cpu) {
+  return static_cast<__u32>(w->topo->cpus[cpu].core);
+}
+int loehle_env_allowed(loehle_walk*, __s32) { return 1; }
+int loehle_env_runs_idle_work(loehle_walk* w, __s32 cpu) {
+  return w->setup->kinds[cpu] == Kind::kIdleWork;
+}
+void loehle_env_gather(loehle_walk* w, __s32 cpu, int want_load, loehle_cpu_facts* f) {
+  *f = SetupFacts(*w->setup, *w->topo, cpu, want_load, w->wakee_idle);
+  w->seen.facts.push_back(*f);
+  w->seen.draws.push_back(0);
+}
+__u32 loehle_env_rand(loehle_walk* w) {
+  w->seen.draws.back() = SimRandomNext(w->rand_state);
+  return w->seen.draws.back();
+}
+int loehle_env_scan_group(loehle_walk* w, __u32 by_node, __u32 group, __s32 fallback,
+                          loehle_choice* out) {
+  return loehle_walk_group_on_stack(w, w->cfg, by_node, group, fallback, out);
+}
+// The group search counted from the setup, not by loehle_walk_busiest_group:
+// the walk's own search is then checked too.
+__s32 loehle_env_busiest_group(loehle_walk* w, __u32 by_node, int whole_cores) {
+  const SimTopology& topo = *w->topo;
+  const int groups = by_node ? topo.nr_nodes : topo.nr_llcs;
   int best = -1, most = 0;
-  for (int n = 0; n < topo.nr_nodes; ++n) {
-    if (count[n] > most) most = count[n], best = n;
+  for (int g = 0; g < groups; ++g) {
+    int count = 0;
+    for (int cpu : SetupGroup(topo, by_node, g)) {
+      count += SetupIdle(*w->setup, cpu) &&
+               (!whole_cores || SetupCoreIdle(*w->setup, topo, cpu));
+    }
+    if (count > most) most = count, best = g;
   }
   return best;
+}
+// Unused: the search above answers for the walk's.
+__u32 loehle_env_nr_groups(loehle_walk*, __u32) { return 0; }
+__u32 loehle_env_nr_cpus(loehle_walk*) { return 0; }
+int loehle_env_idle_usable(loehle_walk*, __s32, int) { return 0; }
+__u32 loehle_env_cpu_group(loehle_walk*, __u32, __s32) { return 0; }
+void loehle_env_count_reset(loehle_walk*, __u32) {}
+void loehle_env_count_add(loehle_walk*, __u32) {}
+__u32 loehle_env_count(loehle_walk*, __u32) { return 0; }
+int loehle_env_llc_has_idle(loehle_walk* w, __u32 llc) {
+  for (int cpu : SetupGroup(*w->topo, false, static_cast<int>(llc))) {
+    if (SetupIdle(*w->setup, cpu)) return 1;
+  }
+  return 0;
+}
+int loehle_env_llc_runs_idle_work(loehle_walk* w, __u32 llc) {
+  for (int cpu : SetupGroup(*w->topo, false, static_cast<int>(llc))) {
+    if (w->setup->kinds[cpu] == Kind::kIdleWork) return 1;
+  }
+  return 0;
+}
+
+// The simulator's scan saw what the oracle saw: the same CPUs in the same
+// order, with the same facts and draws.
+void ExpectSameScan(const ScanRecord& got, const ScanRecord& want, const std::string& what) {
+  ASSERT_EQ(got.facts.size(), want.facts.size()) << what << ": CPUs offered";
+  for (size_t k = 0; k < got.facts.size(); ++k) {
+    const loehle_cpu_facts& g = got.facts[k];
+    const loehle_cpu_facts& e = want.facts[k];
+    EXPECT_EQ(g.cpu, e.cpu) << what << " #" << k;
+    EXPECT_EQ(g.idle, e.idle) << what << " cpu " << e.cpu;
+    EXPECT_EQ(g.sched_idle, e.sched_idle) << what << " cpu " << e.cpu;
+    EXPECT_EQ(g.preempt_refused, e.preempt_refused) << what << " cpu " << e.cpu;
+    EXPECT_EQ(g.core, e.core) << what << " cpu " << e.cpu;
+    EXPECT_EQ(g.core_idle, e.core_idle) << what << " cpu " << e.cpu;
+    EXPECT_EQ(g.load, e.load) << what << " cpu " << e.cpu;
+    EXPECT_EQ(g.exit_latency, e.exit_latency) << what << " cpu " << e.cpu;
+    if (e.idle) {
+      EXPECT_EQ(g.idle_stamp, e.idle_stamp) << what << " cpu " << e.cpu;
+    }
+    EXPECT_EQ(got.draws[k], want.draws[k]) << what << " draw for cpu " << e.cpu;
+  }
 }
 
 SimTopology TwoNodesInterleaved() {
@@ -164,11 +233,12 @@ SimTopology TwoNodesInterleaved() {
   return *topo;
 }
 
-// A simulated slow-path pick equals a direct call of loehle/policy.h with
-// the facts the setup implies and the same per-CPU random numbers: one
-// node with adjacent siblings, and two nodes with x86-interleaved ones
-// (the group search: prev's node, then the busiest other one).
-TEST(MachineTest, SlowPickEqualsThePolicyCalledDirectly) {
+// A simulated slow-path pick equals the walk run over the facts, group
+// lists and group search the setup implies, with the same per-CPU random
+// numbers: one node with adjacent siblings, and two nodes with
+// x86-interleaved ones (the group search: prev's node, then the busiest
+// other one).
+TEST(MachineTest, SlowPickEqualsTheWalkOverTheSetup) {
   std::mt19937 rng(7);
   for (const SimTopology& topo : {Flat(8, 2), TwoNodesInterleaved()}) {
     for (uint32_t policy : {LOEHLE_POLICY_RECENCY, LOEHLE_POLICY_FIRST, LOEHLE_POLICY_RESERVOIR}) {
@@ -188,30 +258,29 @@ TEST(MachineTest, SlowPickEqualsThePolicyCalledDirectly) {
           ScanRecord record;
           const loehle_choice got = m.ScanForTest(prev, WakePath::kFork, wakee_idle, &record);
 
-          const bool idle_core = smt == LOEHLE_SMT_IDLE_CORE;
-          Replay replay{setup, topo, record, policy, config.sched_idle, idle_core, wakee_idle,
-                        &rand_state};
-          const int home_node = topo.cpus[prev].node;
-          loehle_choice want = replay.Group(NodeCpus(topo, home_node), prev);
-          const uint32_t search = loehle_slow_look_elsewhere(&want, idle_core);
-          const int other = topo.nr_nodes > 1 && search != LOEHLE_GROUP_STAY
-                                ? BusiestNode(setup, topo, search == LOEHLE_GROUP_IDLE_CORES)
-                                : -1;
-          if (other >= 0 && other != home_node) {
-            const loehle_choice there = replay.Group(NodeCpus(topo, other), prev);
-            if (loehle_slow_other_wins(&want, &there, idle_core)) want = there;
-          }
-          EXPECT_EQ(replay.offered, record.facts.size());
-          EXPECT_EQ(got.cpu, want.cpu) << topo.name << " policy " << policy << " trial " << trial;
-          EXPECT_EQ(got.reason, want.reason);
-          EXPECT_EQ(got.ties, want.ties);
+          // Under the hierarchy scope the wakee never yields as a whole.
+          const loehle_walk_cfg cfg = {policy, config.sched_idle,
+                                       smt == LOEHLE_SMT_IDLE_CORE ? 1u : 0u, 0u};
+          loehle_walk w{&setup, &topo, &rand_state, &cfg, wakee_idle, {}};
+          const bool by_node = topo.nr_nodes > 1;
+          loehle_choice want{};
+          loehle_walk_slow(&w, &cfg, by_node,
+                           static_cast<__u32>(by_node ? topo.cpus[prev].node : topo.cpus[prev].llc),
+                           prev, &want);
+          const std::string what = absl::StrCat(topo.name, " policy ", policy, " trial ", trial);
+          ExpectSameScan(record, w.seen, what);
+          EXPECT_EQ(got.cpu, want.cpu) << what;
+          EXPECT_EQ(got.reason, want.reason) << what;
+          EXPECT_EQ(got.ties, want.ties) << what;
+          EXPECT_EQ(got.examined, want.examined) << what;
         }
       }
     }
   }
 }
 
-TEST(MachineTest, FastPickEqualsThePolicyCalledDirectly) {
+// The same for wakeups: prev, then its LLC from the CPU after prev round.
+TEST(MachineTest, FastPickEqualsTheWalkOverTheSetup) {
   std::mt19937 rng(11);
   for (int trial = 0; trial < 200; ++trial) {
     const SimTopology topo = Flat(8, 2);
@@ -223,27 +292,68 @@ TEST(MachineTest, FastPickEqualsThePolicyCalledDirectly) {
     Apply(setup, &m);
     const int prev = trial % 16;
     const bool wakee_idle = trial % 5 == 0;
+    uint32_t rand_state = m.RandomStateForTest(prev);
     ScanRecord record;
     const loehle_choice got = m.ScanForTest(prev, WakePath::kWakeup, wakee_idle, &record);
-    ASSERT_FALSE(record.facts.empty());
+    const loehle_walk_cfg cfg = {LOEHLE_POLICY_FIRST, config.sched_idle,
+                                 config.smt == LOEHLE_SMT_IDLE_CORE ? 1u : 0u, 0u};
+    loehle_walk w{&setup, &topo, &rand_state, &cfg, wakee_idle, {}};
     loehle_fast_scan s;
-    loehle_choice want;
-    const int decided = loehle_fast_begin(&s, config.sched_idle, config.smt == LOEHLE_SMT_IDLE_CORE,
-                                          wakee_idle, &record.facts[0]);
-    ExpectFacts(setup, topo, record.facts[0], false);
-    EXPECT_EQ(record.facts[0].cpu, prev);
-    for (size_t k = 1; !decided && k < record.facts.size(); ++k) {
-      // In scan order: the CPUs after prev, wrapping.
-      EXPECT_EQ(record.facts[k].cpu, static_cast<int>((prev + k) % 16));
-      ExpectFacts(setup, topo, record.facts[k], false);
-      if (loehle_fast_offer(&s, &record.facts[k])) {
-        EXPECT_EQ(k + 1, record.facts.size());
-        break;
-      }
+    loehle_cpu_facts f;
+    loehle_choice want{};
+    loehle_walk_fast(&w, &cfg, &s, &f, prev, &want);
+    const std::string what = absl::StrCat("trial ", trial);
+    ExpectSameScan(record, w.seen, what);
+    // In scan order: prev, then the CPUs after it, wrapping.
+    for (size_t k = 0; k < record.facts.size(); ++k) {
+      EXPECT_EQ(record.facts[k].cpu, static_cast<int>((prev + k) % 16)) << what;
     }
-    loehle_fast_result(&s, &want);
-    EXPECT_EQ(got.cpu, want.cpu) << "trial " << trial;
-    EXPECT_EQ(got.reason, want.reason);
+    EXPECT_EQ(got.cpu, want.cpu) << what;
+    EXPECT_EQ(got.reason, want.reason) << what;
+  }
+}
+
+// A cgroup path, given top down as (id, cpu.idle) pairs.
+loehle_cg_path Groups(std::initializer_list<std::pair<uint32_t, bool>> top_down) {
+  loehle_cg_path p;
+  loehle_cg_path_init(&p, 0);
+  std::vector<std::pair<uint32_t, bool>> groups(top_down);
+  for (auto it = groups.rbegin(); it != groups.rend(); ++it) {
+    loehle_cg_path_push_parent(&p, it->first, it->second);
+  }
+  return p;
+}
+
+// The cgroup scopes in the simulator, on the review's kubepods tree (seed
+// 004): every CPU runs a besteffort hog (cpu.idle=1, normal policy).
+// Under hierarchy a guaranteed wakee takes a besteffort CPU and preempts
+// it, a containerd one is refused it; under cgroup both take one; under
+// task neither (the hogs are not SCHED_IDLE).
+TEST(MachineTest, CgroupScopesDecideWhoTakesABesteffortCpu) {
+  const loehle_cg_path besteffort = Groups({{1, false}, {2, true}});
+  const loehle_cg_path guaranteed = Groups({{1, false}, {3, false}});
+  const loehle_cg_path containerd = Groups({{4, false}, {5, false}});
+  struct Want {
+    uint32_t scope;
+    bool guaranteed_takes, containerd_takes;
+  };
+  for (const Want& want : {Want{LOEHLE_SCOPE_HIERARCHY, true, false},
+                           Want{LOEHLE_SCOPE_CGROUP, true, true},
+                           Want{LOEHLE_SCOPE_TASK, false, false}}) {
+    for (WakePath path : {WakePath::kFork, WakePath::kWakeup}) {
+      MachineConfig config;
+      config.smt = LOEHLE_SMT_OFF;
+      config.sched_idle = LOEHLE_SI_WAKEE_AWARE;
+      config.sched_idle_scope = want.scope;
+      Machine m(Flat(4, 1), config);
+      for (int cpu = 0; cpu < 4; ++cpu) m.PlaceRunningInGroupsForTest(cpu, besteffort);
+      const loehle_choice g = m.ScanInGroupsForTest(1, path, guaranteed, nullptr);
+      const loehle_choice c = m.ScanInGroupsForTest(1, path, containerd, nullptr);
+      const std::string what =
+          absl::StrCat("scope ", want.scope, path == WakePath::kFork ? " fork" : " wakeup");
+      EXPECT_EQ(g.sched_idle_pick != 0, want.guaranteed_takes) << what;
+      EXPECT_EQ(c.sched_idle_pick != 0, want.containerd_takes) << what;
+    }
   }
 }
 

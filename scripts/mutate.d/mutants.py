@@ -6,9 +6,11 @@
   mutants.py apply MUTANTS ID ROOT    edit files under ROOT; prints each
                                       file it changed, relative to ROOT
   mutants.py check MUTANTS UNIT_BINARY CASES_DIR
-                                      every named killer exists: a gtest
+                                      every named killer exists (a gtest
                                       of UNIT_BINARY, or a case_NAME of
-                                      CASES_DIR/*.sh (exit 1, naming them)
+                                      CASES_DIR/*.sh) and every mutant
+                                      applies to the tree MUTANTS is in
+                                      (exit 1, naming them)
 
 The header line of a mutant is `== ID | KIND NAME...`: KIND is unit, vm
 or vm-flat, and the names are the tests meant to kill it (gtest names for
@@ -90,7 +92,7 @@ def apply(mutant, root):
         print(path[len(root) + 1:])
 
 
-def check(mutants, unit_binary, cases_dir):
+def check(mutants, unit_binary, cases_dir, root):
     import glob
     import re
     import subprocess
@@ -112,7 +114,29 @@ def check(mutants, unit_binary, cases_dir):
         missing += [f"{m['id']}: {n}" for n in m["names"] if n not in known]
     if missing:
         sys.exit("mutants name tests that do not exist:\n  " + "\n  ".join(missing))
-    print(f"{len(mutants)} mutants, every named killer exists")
+    stale = [problem for m in mutants for problem in stale_edits(m, root)]
+    if stale:
+        sys.exit("mutants that no longer apply:\n  " + "\n  ".join(stale))
+    print(f"{len(mutants)} mutants, every one applies and every named killer exists")
+
+
+def stale_edits(mutant, root):
+    """Edits whose old text does not occur exactly once in the tree."""
+    problems, texts = [], {}
+    for edit in mutant["edits"]:
+        path = f"{root}/{edit['file']}"
+        if path not in texts:
+            try:
+                with open(path, encoding="utf-8") as f:
+                    texts[path] = f.read()
+            except OSError as e:
+                problems.append(f"{mutant['id']}: {edit['file']}: {e.strerror}")
+                continue
+        count = texts[path].count("\n".join(edit["old"]))
+        if count != 1:
+            problems.append(f"{mutant['id']}: {edit['file']} holds its old text "
+                            f"{count} times: {edit['old'][0].strip()}")
+    return problems
 
 
 def main(argv):
@@ -126,7 +150,9 @@ def main(argv):
                 return
         sys.exit(f"no mutant {argv[3]}")
     elif len(argv) == 5 and argv[1] == "check":
-        check(parse(argv[2]), argv[3], argv[4])
+        import os
+        root = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(argv[2])), "..", ".."))
+        check(parse(argv[2]), argv[3], argv[4], root)
     else:
         sys.exit(__doc__)
 

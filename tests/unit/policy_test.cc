@@ -126,31 +126,70 @@ struct SlowOutcome {
   int draws;  // random numbers drawn
 };
 
-// Walks the candidates the way the BPF side does: skip disallowed CPUs,
-// ask loehle_slow_pruned() before gathering facts, read a busy CPU's load
-// only while loehle_slow_wants_load() says so (the BPF side then skips the
-// queue length; here the load reads 0, the most tempting value), draw only
-// when loehle_slow_wants_rand() says so, stop when loehle_slow_step()
-// decides.
-SlowOutcome RunSlow(const SlowCfg& cfg, const Cpus& cpus, const Rand& rand) {
-  loehle_slow_scan s;
-  loehle_slow_init(&s, cfg.policy, cfg.si, cfg.smt, cfg.wakee_si, cfg.fallback);
+// The selection walk (loehle/select.h), the very one the BPF side and the
+// simulator run, over a list of CPUs given by their facts: one group (the
+// slow path) or one LLC (the fast path). The environment's CPU numbers
+// are places in the list; the facts carry the CPUs' own ids. The header
+// and its environment sit in this anonymous namespace, as in
+// loader/sim/machine.cc.
+#include "loehle/select.h"
+
+struct loehle_walk {
+  const Cpus* cpus;
+  const Rand* rand;
   int draws = 0;
-  for (const Cpu& cpu : cpus) {
-    loehle_cpu_facts f = cpu.facts();
-    if (!f.allowed) continue;
-    if (!loehle_slow_wants_load(&s)) f.load = 0;
-    if (loehle_slow_pruned(&s, f.core, f.sched_idle)) continue;
-    uint32_t r = kNoRand;
-    if (loehle_slow_wants_rand(&s, &f)) {
-      r = rand();
-      ++draws;
-    }
-    if (loehle_slow_step(&s, &f, r)) break;
-  }
+};
+
+__u32 loehle_env_group_len(loehle_walk* w, __u32, __u32) {
+  return static_cast<__u32>(w->cpus->size());
+}
+__s32 loehle_env_group_cpu(loehle_walk*, __u32, __u32, __u32 k) { return static_cast<__s32>(k); }
+__u32 loehle_env_cpu_llc(loehle_walk*, __s32) { return 0; }
+__u32 loehle_env_llc_pos(loehle_walk*, __s32 cpu) { return static_cast<__u32>(cpu); }
+__u32 loehle_env_core(loehle_walk* w, __s32 cpu) { return (*w->cpus)[cpu].facts().core; }
+int loehle_env_allowed(loehle_walk* w, __s32 cpu) { return (*w->cpus)[cpu].facts().allowed; }
+int loehle_env_runs_idle_work(loehle_walk* w, __s32 cpu) {
+  return (*w->cpus)[cpu].facts().sched_idle;
+}
+// A load not asked for reads 0, the most tempting value (the BPF side then
+// skips the queue length).
+void loehle_env_gather(loehle_walk* w, __s32 cpu, int want_load, loehle_cpu_facts* f) {
+  *f = (*w->cpus)[cpu].facts();
+  if (!want_load) f->load = 0;
+}
+__u32 loehle_env_rand(loehle_walk* w) {
+  ++w->draws;
+  return (*w->rand)();
+}
+int loehle_env_scan_group(loehle_walk*, __u32, __u32, __s32, loehle_choice*) { return -1; }
+__s32 loehle_env_busiest_group(loehle_walk*, __u32, int) { return -1; }
+__u32 loehle_env_nr_groups(loehle_walk*, __u32) { return 1; }
+__u32 loehle_env_nr_cpus(loehle_walk* w) { return static_cast<__u32>(w->cpus->size()); }
+int loehle_env_idle_usable(loehle_walk* w, __s32 cpu, int) {
+  return (*w->cpus)[cpu].facts().idle && (*w->cpus)[cpu].facts().allowed;
+}
+__u32 loehle_env_cpu_group(loehle_walk*, __u32, __s32) { return 0; }
+void loehle_env_count_reset(loehle_walk*, __u32) {}
+void loehle_env_count_add(loehle_walk*, __u32) {}
+__u32 loehle_env_count(loehle_walk*, __u32) { return 0; }
+int loehle_env_llc_has_idle(loehle_walk* w, __u32) {
+  return std::any_of(w->cpus->begin(), w->cpus->end(),
+                     [](const Cpu& c) { return c.facts().idle != 0; });
+}
+int loehle_env_llc_runs_idle_work(loehle_walk* w, __u32) {
+  return std::any_of(w->cpus->begin(), w->cpus->end(),
+                     [](const Cpu& c) { return c.facts().sched_idle != 0; });
+}
+
+// One slow-path group scan of `cpus` (loehle_walk_group), counting draws.
+SlowOutcome RunSlow(const SlowCfg& cfg, const Cpus& cpus, const Rand& rand) {
+  loehle_walk w{&cpus, &rand};
+  const loehle_walk_cfg wc = {cfg.policy, cfg.si, cfg.smt ? 1u : 0u, cfg.wakee_si ? 1u : 0u};
+  loehle_slow_scan s;
+  loehle_cpu_facts f;
   SlowOutcome out{};
-  loehle_slow_result(&s, &out.c);
-  out.draws = draws;
+  loehle_walk_group(&w, &wc, &s, &f, 0, 0, cfg.fallback, &out.c);
+  out.draws = w.draws;
   return out;
 }
 
@@ -194,26 +233,23 @@ struct FastCfg {
   bool wakee_si = false;
 };
 
-// Wakeup scan: prev's facts first, then every CPU of the LLC in list order
-// (prev may be listed; loehle_fast_offer() skips it).
+// Wakeup scan of one LLC (loehle_walk_fast): prev's facts first, then the
+// CPUs listed after prev, wrapping round to those before it.
 loehle_choice Fast(const FastCfg& cfg, int prev, const Cpus& llc) {
-  loehle_cpu_facts pf{};
-  bool found = false;
-  for (const Cpu& c : llc) {
-    if (c.facts().cpu == prev) {
-      pf = c.facts();
-      found = true;
-    }
+  int prev_at = -1;
+  for (size_t k = 0; k < llc.size(); ++k) {
+    if (llc[k].facts().cpu == prev) prev_at = static_cast<int>(k);
   }
-  EXPECT_TRUE(found) << "prev " << prev << " must be listed";
-  loehle_fast_scan s;
-  if (!loehle_fast_begin(&s, cfg.si, cfg.smt, cfg.wakee_si, &pf)) {
-    for (const Cpu& c : llc) {
-      if (loehle_fast_offer(&s, &c.facts())) break;
-    }
-  }
+  EXPECT_GE(prev_at, 0) << "prev " << prev << " must be listed";
   loehle_choice c{};
-  loehle_fast_result(&s, &c);
+  if (prev_at < 0) return c;
+  const Rand no_rand = [] { return kNoRand; };
+  loehle_walk w{&llc, &no_rand};
+  const loehle_walk_cfg wc = {LOEHLE_POLICY_FIRST, cfg.si, cfg.smt ? 1u : 0u,
+                              cfg.wakee_si ? 1u : 0u};
+  loehle_fast_scan s;
+  loehle_cpu_facts f;
+  loehle_walk_fast(&w, &wc, &s, &f, prev_at, &c);
   return c;
 }
 
@@ -1690,6 +1726,8 @@ TEST(PolicyFastOrder, SmtOffFirstIdleWinsNothingPruned) {
 }
 
 // select_idle_sibling: nothing idle -> target (prev), not to be claimed.
+// Nothing idle and no idle work in the LLC: the walk's overload cut-off
+// skips the scan, so only prev is examined.
 TEST(PolicyFastOrder, NothingIdlePrevBusy) {
   for (bool smt : {false, true}) {
     FastCfg cfg;
@@ -1701,7 +1739,7 @@ TEST(PolicyFastOrder, NothingIdlePrevBusy) {
     EXPECT_EQ(c.cpu, 3) << smt;
     EXPECT_EQ(c.reason, LOEHLE_REASON_PREV_BUSY);
     EXPECT_EQ(c.idle_pick, 0);
-    EXPECT_EQ(c.examined, 6u);
+    EXPECT_EQ(c.examined, 1u);
     EXPECT_EQ(c.pruned, 0u);
   }
 }

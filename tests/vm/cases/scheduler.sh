@@ -523,18 +523,25 @@ case_idle_work_yields_on_one_cpu() {
 	start_sched
 	pin_everything_to 0
 	trap 'pin_everything_to 0-7' EXIT
-	taskset -c 3 stress-ng --cpu 1 --cpu-method int64 -t 30 --quiet &
-	normal=$!
-	taskset -c 3 chrt --idle 0 stress-ng --cpu 1 --cpu-method int64 -t 30 --quiet &
-	idle=$!
-	nw=$(first_child_or_fail "$normal" "the normal hog") || exit 1
-	iw=$(first_child_or_fail "$idle" "the SCHED_IDLE hog") || exit 1
+	# The hogs are shells spinning in place, each its own PID: a stress-ng
+	# worker found as its parent's first child was once a process that
+	# had already exited (0 ticks read for the normal hog, a share of 1.0),
+	# and once exited between the two readings (a negative count).
+	taskset -c 3 sh -c 'while :; do :; done' &
+	nw=$!
+	taskset -c 3 chrt --idle 0 sh -c 'while :; do :; done' &
+	iw=$!
+	echo "$nw $iw" >>"$HOGS_PID_FILE"
+	sleep 1
 	i0=$(cpu_ticks "$iw") n0=$(cpu_ticks "$nw")
 	sleep 6
 	i1=$(cpu_ticks "$iw") n1=$(cpu_ticks "$nw")
-	kill "$normal" "$idle" 2>/dev/null; wait "$normal" "$idle" 2>/dev/null
+	kill "$nw" "$iw" 2>/dev/null; wait "$nw" "$iw" 2>/dev/null
+	[ -n "$i0" ] && [ -n "$i1" ] && [ -n "$n0" ] && [ -n "$n1" ] ||
+		fail "a hog was gone before its CPU time was read (normal $n0 -> $n1, SCHED_IDLE $i0 -> $i1 ticks)"
 	share=$(awk -v i=$((i1 - i0)) -v n=$((n1 - n0)) 'BEGIN { printf "%.3f", i + n ? i / (i + n) : 1 }')
 	echo "on one CPU: SCHED_IDLE hog $((i1 - i0)) ticks, normal hog $((n1 - n0)) ticks, SCHED_IDLE share $share"
+	[ $((n1 - n0)) -gt 0 ] || fail "the normal hog got no CPU in 6 s"
 	[ $((i1 - i0)) -gt 0 ] || fail "the SCHED_IDLE hog got no CPU in 6 s"
 	awk -v s="$share" 'BEGIN { exit !(s < 0.10) }' || fail "a SCHED_IDLE hog took $share of a CPU it shares with a normal hog"
 	expect_enabled "the shared CPU"

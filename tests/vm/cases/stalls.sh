@@ -161,7 +161,10 @@ offline_within() {
 # ejected the scheduler for the RCU stall; this case did not reproduce it
 # (a mutant that left the dying CPU's tasks in LLC 1's queues survived it
 # on 7.3.4), so it checks the bound, and the soak's whole-node offline is
-# the reproducer. On 6.18 each change reloads
+# the reproducer. Nor does it show cpu_offline handing tasks on: in a run
+# of 2026-12-07 on 7.3.4 it found none to hand on (0 rehomed, the rule
+# intact; why none is open), so whether it takes the right ones is the
+# unit tier's (QueueOfflineTakes.*). On 6.18 each change reloads
 # the scheduler (its hotplug mode): the same bound holds across reloads.
 case_offline_whole_llc_with_idle_work() {
 	start_sched
