@@ -384,15 +384,17 @@ void Machine::OnClaim(int task) {
   ++ps.sched_idle_picks;
   if (t.packing_possible) ++ps.packing;
   // Whether the wakee preempts the idle work is the scope's
-  // (loehle_cg_preempts); SCX_ENQ_PREEMPT implies SCX_ENQ_HEAD.
-  if (target.current >= 0 && tasks_[target.current].idle_work &&
-      loehle_cg_preempts(config_.sched_idle_scope, &tasks_[target.current].groups, &t.groups)) {
-    target.local.push_front(task);
-    ++stats_.preemptions;
-    Preempt(c.cpu);
-  } else {
-    target.local.push_back(task);
+  // (loehle_cg_preempts); SCX_ENQ_PREEMPT implies SCX_ENQ_HEAD. One that
+  // does not goes through enqueue to its queue, behind the LLC's normal
+  // work (loehle_sched_idle_pick_goes_local), as in select_cpu.
+  const bool preempts = PreemptsIdleWorkOn(task, c.cpu);
+  if (!loehle_sched_idle_pick_goes_local(preempts)) {
+    Enqueue(task, c.cpu);
+    return;
   }
+  target.local.push_front(task);
+  ++stats_.preemptions;
+  Preempt(c.cpu);
 }
 
 uint64_t Machine::Wake(int task, int waker_cpu, WakePath path, uint64_t burst_ns) {
@@ -490,11 +492,14 @@ void Machine::PreemptIdleWork(int task, int cpu) {
   const bool own = PreemptsIdleWorkOn(task, cpu);
   int other = -1;
   if (!own) {
+    // One CPU of the LLC running idle work, taken in turn
+    // (bpf_cpumask_any_and_distribute), not a search of them all for one
+    // the task may preempt: as preempt_idle_work in the BPF program.
     const std::vector<int>& llc = llc_cpus_[topo_.cpus[cpu].llc];
     for (size_t k = 0; k < llc.size(); ++k) {
       const int candidate = llc[(static_cast<size_t>(preempt_cursor_) + k) % llc.size()];
-      if (PreemptsIdleWorkOn(task, candidate)) {
-        other = candidate;
+      if (loehle_si_runs_idle_work(&cpus_[candidate].si)) {
+        if (PreemptsIdleWorkOn(task, candidate)) other = candidate;
         preempt_cursor_ = static_cast<int>((preempt_cursor_ + k + 1) % llc.size());
         break;
       }

@@ -400,9 +400,13 @@ TEST(MachineTest, SameSeedSameJsonOtherSeedOtherJson) {
   EXPECT_NE(ResultsJson(*altra, {*a})[0]["fork_picks"], ResultsJson(*altra, {*c})[0]["fork_picks"]);
 }
 
-// Seed 003's direction on the Xeon: SCHED_IDLE jobs packed onto sched-idle
-// CPUs (mainline) finish later than jobs sent to idle CPUs (wakee-aware).
-TEST(MachineTest, WakeeAwareFinishesSchedIdleJobsSoonerThanMainline) {
+// Seed 003 on the Xeon, as this scheduler queues: mainline packs SCHED_IDLE
+// jobs onto sched-idle CPUs and wakee-aware never does, but packing costs
+// nothing, since a packed job that may not preempt the idle work goes to
+// its LLC's idle queue and an idle CPU is woken for it
+// (loehle_sched_idle_pick_goes_local; Documentation/simulation.md, "Seed
+// 003"). Deterministic (fixed seeds): no false-failure rate.
+TEST(MachineTest, MainlinePacksSchedIdleJobsWithoutCostingTime) {
   absl::StatusOr<SimTopology> xeon = LoadSimTopology("xeon-64");
   ASSERT_TRUE(xeon.ok());
   RunSpec spec;
@@ -416,7 +420,7 @@ TEST(MachineTest, WakeeAwareFinishesSchedIdleJobsSoonerThanMainline) {
   ASSERT_TRUE(mainline.ok() && aware.ok());
   ASSERT_GT(mainline->outcome.done_ns, 0u);
   ASSERT_GT(aware->outcome.done_ns, 0u);
-  EXPECT_LT(aware->outcome.done_ns, mainline->outcome.done_ns);
+  EXPECT_NEAR(static_cast<double>(aware->outcome.done_ns) / mainline->outcome.done_ns, 1.0, 0.02);
   EXPECT_GT(mainline->stats.fork.packing, 0u);
   EXPECT_EQ(aware->stats.fork.packing, 0u);
 }

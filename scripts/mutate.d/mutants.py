@@ -121,7 +121,8 @@ def check(mutants, unit_binary, cases_dir, root):
 
 
 def stale_edits(mutant, root):
-    """Edits whose old text does not occur exactly once in the tree."""
+    """Edits whose old text does not occur exactly once, applied in turn as
+    apply() applies them."""
     problems, texts = [], {}
     for edit in mutant["edits"]:
         path = f"{root}/{edit['file']}"
@@ -132,10 +133,13 @@ def stale_edits(mutant, root):
             except OSError as e:
                 problems.append(f"{mutant['id']}: {edit['file']}: {e.strerror}")
                 continue
-        count = texts[path].count("\n".join(edit["old"]))
+        old, new = "\n".join(edit["old"]), "\n".join(edit["new"])
+        count = texts[path].count(old)
         if count != 1:
             problems.append(f"{mutant['id']}: {edit['file']} holds its old text "
                             f"{count} times: {edit['old'][0].strip()}")
+            continue
+        texts[path] = texts[path].replace(old, new)
     return problems
 
 

@@ -3,16 +3,22 @@
 
   figures.py WORK TEXT   prints TEXT with every {{NAME}} replaced by the
                          figure NAME, computed from the markdown tables
-                         scripts/simulate wrote into WORK (WORK/NAME.md);
-                         an unknown name, or a figure whose rows are
-                         missing, is an error (exit 1)
+                         scripts/simulate wrote into WORK (WORK/NAME.md),
+                         and every @NAME:UNIT@ by the simulator's parameter
+                         NAME (a default of loader/sim/workloads.h or
+                         loader/sim/machine.h) in ns, us, ms or n; an
+                         unknown name, or a figure whose rows are missing,
+                         is an error (exit 1)
 
 So the prose quotes what the tables say: a figure in the text is one of the
 functions below, never a number typed by hand. Ratios print as 0.45x,
 percentages as they are in the tables.
 """
+import os
 import re
 import sys
+
+ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 
 # The seed's own figures (seed 000's cover letter: conditional stale-pick
 # rates on the Altra, before the series and with it), which the text
@@ -53,12 +59,9 @@ def stale(work, policy, creators):
     return num(work, "seed000", "stale picks %", policy=policy, creators=creators)
 
 
-def ratio(a, b):
-    return f"{a / b:.2f}x"
-
-
 def seed000_ratio(work, creators):
-    return ratio(stale(work, "reservoir", creators), stale(work, "recency", creators))
+    # The ratio table's own cell: computed from unrounded rates.
+    return row(work, "seed000", ratio="reservoir / recency", creators=creators)["stale picks"]
 
 
 def seed000_times_seed(work):
@@ -89,7 +92,7 @@ def cost_select_us(work, topology):
 def seed003_range(work, lo, hi):
     values = [num(work, "seed003", "vs first mode", **{"sched-idle": "wakee-aware"}, workers=w)
               for w in (2, 4, 8, 16, 32) if lo <= w <= hi]
-    return f"{max(values):.0f}% to {min(values):.0f}%"
+    return f"{min(values):+.1f}% to {max(values):+.1f}%"
 
 
 def vm8(work, column, policy, creators, fmt="{:.2f}"):
@@ -109,16 +112,29 @@ FIGURES = {
     "cost_examined_160": lambda w: cost_examined(w, "altra-160"),
     "cost_examined_352": lambda w: cost_examined(w, "vera-352"),
     "seed003_range_2_32": lambda w: seed003_range(w, 2, 32),
-    "seed003_at_64": lambda w: f"{num(w, 'seed003', 'vs first mode', **{'sched-idle': 'wakee-aware'}, workers=64):.0f}%",
+    "seed003_at_64": lambda w: f"{num(w, 'seed003', 'vs first mode', **{'sched-idle': 'wakee-aware'}, workers=64):+.1f}%",
+    "seed003_mainline_packing_8": lambda w: row(w, "seed003", **{"sched-idle": "mainline"}, workers=8)["packing"],
     "vm8_cv_first_4": lambda w: vm8(w, "fork-pick CV", "first", 4),
     "vm8_cv_reservoir_4": lambda w: vm8(w, "fork-pick CV", "reservoir", 4),
     "vm8_cv_first_1": lambda w: vm8(w, "fork-pick CV", "first", 1),
     "vm8_cv_reservoir_1": lambda w: vm8(w, "fork-pick CV", "reservoir", 1),
     "vm8_forks_per_creator": lambda w: vm8(w, "forks/s", "first", 1, "{:.0f}"),
     "vm8_forks_saturated": lambda w: f"{num(w, 'vm8', 'forks/s', policy='first', creators=8):,.0f}",
-    "vm8_claim_ratio_4": lambda w: ratio(num(w, "vm8", "claim failures %", policy="reservoir", creators=4),
-                                         num(w, "vm8", "claim failures %", policy="first", creators=4)),
+    "vm8_examined_4": lambda w: vm8(w, "CPUs examined per select", "reservoir", 4, "{:.1f}"),
+    "vm8_select_us_4": lambda w: f"{(parameters()['select_base_ns'] + parameters()['scan_ns_per_cpu'] * num(w, 'vm8', 'CPUs examined per select', policy='reservoir', creators=4)) / 1000:.2f}",
+    "vm8_claim_ratio_4": lambda w: row(w, "vm8", ratio="reservoir / first", creators=4)["claim failures"],
 }
+
+
+def parameters():
+    """The simulator's parameters and their defaults, from its headers."""
+    values = {}
+    for path in ("loader/sim/workloads.h", "loader/sim/machine.h"):
+        with open(f"{ROOT}/{path}", encoding="utf-8") as f:
+            for name, value in re.findall(r"(?:uint64_t|uint32_t)\s+(\w+)\s*=\s*([0-9']+);",
+                                          f.read()):
+                values[name] = int(value.replace("'", ""))
+    return values
 
 
 def main(argv):
@@ -134,6 +150,15 @@ def main(argv):
             sys.exit(f"figures: {argv[2]} names an unknown figure {{{{{name}}}}}")
         return FIGURES[name](work)
 
+    values = parameters()
+    scale = {"ns": 1, "us": 1000, "ms": 1000000, "n": 1}
+
+    def parameter(m):
+        if m.group(1) not in values:
+            sys.exit(f"figures: {argv[2]} names {m.group(1)}, which the simulator's headers do not define")
+        return f"{values[m.group(1)] / scale[m.group(2)]:g}"
+
+    text = re.sub(r"@(\w+):(ns|us|ms|n)@", parameter, text)
     sys.stdout.write(re.sub(r"\{\{(\w+)\}\}", fill, text))
 
 
