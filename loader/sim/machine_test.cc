@@ -313,6 +313,40 @@ TEST(MachineTest, FastPickEqualsTheWalkOverTheSetup) {
   }
 }
 
+// The group search (loehle_walk_busiest_group) gives a tie to the lowest
+// group, as the kernel's find_idlest_group keeps the first of equals:
+// three nodes of two CPUs, the fork's home node 2 wholly busy, nodes 0 and
+// 1 one idle CPU each. The random setups above almost never tie two other
+// groups, so this one does.
+TEST(MachineTest, GroupSearchTieGoesToTheLowestGroup) {
+  absl::StatusOr<SimTopology> topo = ParseSimTopology(
+      "nodes 3\nllcs-per-node 1\ncores-per-llc 2\nthreads-per-core 1\nstate WFI 1 1\n",
+      "three-nodes");
+  ASSERT_TRUE(topo.ok()) << topo.status();
+  MachineConfig config;
+  config.policy = LOEHLE_POLICY_FIRST;
+  config.smt = LOEHLE_SMT_OFF;
+  Machine m(*topo, config);
+  int prev = -1, idle_in_node0 = -1;
+  std::vector<bool> seen_node(3, false);
+  for (int cpu = 0; cpu < static_cast<int>(topo->cpus.size()); ++cpu) {
+    const int node = topo->cpus[cpu].node;
+    if (node < 2 && !seen_node[node]) {
+      m.SetIdleForTest(cpu, 10, 0);  // the first CPU of nodes 0 and 1 idle
+      if (node == 0) idle_in_node0 = cpu;
+    } else {
+      m.PlaceRunningForTest(cpu, false);
+      if (node == 2) prev = cpu;
+    }
+    seen_node[node] = true;
+  }
+  ASSERT_GE(prev, 0);
+  ASSERT_GE(idle_in_node0, 0);
+  const loehle_choice c = m.ScanForTest(prev, WakePath::kFork, false, nullptr);
+  EXPECT_EQ(c.cpu, idle_in_node0);
+  EXPECT_EQ(topo->cpus[c.cpu].node, 0);
+}
+
 // A cgroup path, given top down as (id, cpu.idle) pairs.
 loehle_cg_path Groups(std::initializer_list<std::pair<uint32_t, bool>> top_down) {
   loehle_cg_path p;
