@@ -19,7 +19,9 @@ struct loehle_walk {
   const loehle_cg_path* wakee;  // its groups
   const loehle_walk_cfg* cfg;
   loehle::sim::ScanRecord* record;  // the facts and draws, for the tests
-  std::vector<uint32_t> counts;     // the group search's, per group
+  // The group search's, per group (topologies have at most
+  // LOEHLE_MAX_LLCS groups: sim_topology.cc refuses more).
+  std::array<uint32_t, LOEHLE_MAX_LLCS> counts;
   uint32_t refused = 0;             // sched-idle CPUs refused to the wakee
 };
 
@@ -92,10 +94,7 @@ __u32 loehle_env_cpu_group(loehle_walk* w, __u32 by_node, __s32 cpu) {
   return static_cast<__u32>(by_node ? topo.cpus[cpu].node : topo.cpus[cpu].llc);
 }
 
-void loehle_env_count_reset(loehle_walk* w, __u32 group) {
-  if (w->counts.size() <= group) w->counts.resize(group + 1);
-  w->counts[group] = 0;
-}
+void loehle_env_count_reset(loehle_walk* w, __u32 group) { w->counts[group] = 0; }
 
 void loehle_env_count_add(loehle_walk* w, __u32 group) { ++w->counts[group]; }
 

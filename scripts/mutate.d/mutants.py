@@ -70,23 +70,36 @@ def parse(path):
     return mutants
 
 
-def apply(mutant, root):
-    changed = {}
+def edited(mutant, root):
+    """The mutant's files under ROOT with its edits applied in turn, and a
+    list of problems: an edit whose old text does not occur exactly once,
+    or a file that cannot be read."""
+    texts, problems = {}, []
     for edit in mutant["edits"]:
         path = f"{root}/{edit['file']}"
-        text = changed.get(path)
-        if text is None:
-            with open(path, encoding="utf-8") as f:
-                text = f.read()
+        if path not in texts:
+            try:
+                with open(path, encoding="utf-8") as f:
+                    texts[path] = f.read()
+            except OSError as e:
+                problems.append(f"mutant {mutant['id']}: {edit['file']}: {e.strerror}")
+                continue
         old, new = "\n".join(edit["old"]), "\n".join(edit["new"])
-        count = text.count(old)
+        count = texts[path].count(old)
         if count != 1:
-            print(f"mutant {mutant['id']}: {edit['file']} holds its old text "
-                  f"{count} times, not once: {edit['old'][0].strip()}",
-                  file=sys.stderr)
-            sys.exit(2)
-        changed[path] = text.replace(old, new)
-    for path, text in changed.items():
+            problems.append(f"mutant {mutant['id']}: {edit['file']} holds its old text "
+                            f"{count} times, not once: {edit['old'][0].strip()}")
+            continue
+        texts[path] = texts[path].replace(old, new)
+    return texts, problems
+
+
+def apply(mutant, root):
+    texts, problems = edited(mutant, root)
+    if problems:
+        print(problems[0], file=sys.stderr)
+        sys.exit(2)
+    for path, text in texts.items():
         with open(path, "w", encoding="utf-8") as f:
             f.write(text)
         print(path[len(root) + 1:])
@@ -114,33 +127,10 @@ def check(mutants, unit_binary, cases_dir, root):
         missing += [f"{m['id']}: {n}" for n in m["names"] if n not in known]
     if missing:
         sys.exit("mutants name tests that do not exist:\n  " + "\n  ".join(missing))
-    stale = [problem for m in mutants for problem in stale_edits(m, root)]
+    stale = [problem for m in mutants for problem in edited(m, root)[1]]
     if stale:
         sys.exit("mutants that no longer apply:\n  " + "\n  ".join(stale))
     print(f"{len(mutants)} mutants, every one applies and every named killer exists")
-
-
-def stale_edits(mutant, root):
-    """Edits whose old text does not occur exactly once, applied in turn as
-    apply() applies them."""
-    problems, texts = [], {}
-    for edit in mutant["edits"]:
-        path = f"{root}/{edit['file']}"
-        if path not in texts:
-            try:
-                with open(path, encoding="utf-8") as f:
-                    texts[path] = f.read()
-            except OSError as e:
-                problems.append(f"{mutant['id']}: {edit['file']}: {e.strerror}")
-                continue
-        old, new = "\n".join(edit["old"]), "\n".join(edit["new"])
-        count = texts[path].count(old)
-        if count != 1:
-            problems.append(f"{mutant['id']}: {edit['file']} holds its old text "
-                            f"{count} times: {edit['old'][0].strip()}")
-            continue
-        texts[path] = texts[path].replace(old, new)
-    return problems
 
 
 def main(argv):

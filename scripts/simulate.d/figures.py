@@ -14,6 +14,7 @@ So the prose quotes what the tables say: a figure in the text is one of the
 functions below, never a number typed by hand. Ratios print as 0.45x,
 percentages as they are in the tables.
 """
+import functools
 import os
 import re
 import sys
@@ -27,6 +28,7 @@ SEED000 = {("recency", 32): 0.771, ("reservoir", 32): 0.335,
            ("recency", 64): 1.242, ("reservoir", 64): 0.633}
 
 
+@functools.lru_cache(maxsize=None)
 def tables(work, name):
     """Rows of every table in WORK/NAME.md, as dicts keyed by header."""
     rows, header = [], None
@@ -126,6 +128,7 @@ FIGURES = {
 }
 
 
+@functools.lru_cache(maxsize=None)
 def parameters():
     """The simulator's parameters and their defaults, from its headers."""
     values = {}
