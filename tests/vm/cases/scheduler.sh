@@ -446,6 +446,17 @@ case_hogs_run_while_all_their_cpus_are_offline() {
 # (scripts/mutate --only idle-work-before-normal).
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null; }
 
+# sum_ticks PID...: their ticks together; fails (status 1) when one is gone.
+sum_ticks() {
+	_sum=0
+	for _pid in "$@"; do
+		_t=$(cpu_ticks "$_pid")
+		[ -n "$_t" ] || return 1
+		_sum=$((_sum + _t))
+	done
+	echo "$_sum"
+}
+
 # children_of PID N TRIES: PID's children once there are N (polled every
 # 0.2 s, at most TRIES times), else those there are.
 children_of() {
@@ -462,9 +473,11 @@ children_of() {
 case_sched_idle_progress() {
 	for policy in builtin reservoir; do
 		start_sched --policy="$policy"
-		stress-ng --cpu 8 --cpu-method int64 -t 40 --quiet &
+		# Stopped at the end: a fixed -t 40 ran out under a loaded host
+		# (the SCHED_IDLE parent's forks alone may take 20 s).
+		stress-ng --cpu 8 --cpu-method int64 -t 300 --quiet &
 		normal=$!
-		chrt --idle 0 stress-ng --cpu 4 --cpu-method int64 -t 40 --quiet &
+		chrt --idle 0 stress-ng --cpu 4 --cpu-method int64 -t 300 --quiet &
 		idle=$!
 		# The SCHED_IDLE parent forks its workers on idle work's
 		# allowance only: give it time.
@@ -475,8 +488,8 @@ case_sched_idle_progress() {
 		[ "$(echo $fg | wc -w)" -eq 8 ] || fail "$policy: expected 8 normal workers, got [$fg]"
 		stuck=0 w=0
 		for pid in $workers; do eval "t_$pid=$(cpu_ticks $pid)"; done
-		idle0=0; for pid in $workers; do idle0=$((idle0 + $(cpu_ticks $pid))); done
-		fg0=0; for pid in $fg; do fg0=$((fg0 + $(cpu_ticks $pid))); done
+		idle0=$(sum_ticks $workers) || fail "$policy: a SCHED_IDLE hog is gone"
+		fg0=$(sum_ticks $fg) || fail "$policy: a normal hog is gone"
 		while [ $w -lt 3 ]; do
 			w=$((w + 1))
 			sleep 6
@@ -490,8 +503,8 @@ case_sched_idle_progress() {
 				eval "t_$pid=$now"
 			done
 		done
-		idle1=0; for pid in $workers; do idle1=$((idle1 + $(cpu_ticks $pid))); done
-		fg1=0; for pid in $fg; do fg1=$((fg1 + $(cpu_ticks $pid))); done
+		idle1=$(sum_ticks $workers) || fail "$policy: a SCHED_IDLE hog ended before the windows did"
+		fg1=$(sum_ticks $fg) || fail "$policy: a normal hog ended before the windows did"
 		share=$(awk -v i=$((idle1 - idle0)) -v f=$((fg1 - fg0)) 'BEGIN { printf "%.4f", i + f ? i / (i + f) : 1 }')
 		kill "$normal" "$idle" 2>/dev/null; wait "$normal" "$idle" 2>/dev/null
 		# Which path ran the idle work (the open question above): the
