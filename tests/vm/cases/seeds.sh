@@ -297,9 +297,9 @@ case_seed003_idle_forks_pack_end_to_end() {
 # A CPU whose SCHED_IDLE task was preempted by a SCHED_FIFO thread is busy,
 # not sched-idle, and no fork's "least loaded" choice either (its load of
 # ours reads 0). Layout: CPU 3 runs a SCHED_IDLE hog, then a FIFO thread
-# until the wakees and forks are done (at most 90 s), with RT throttling off and (on 7.x) CPU 3's sched_ext deadline
-# server off, so that no SCX task runs there meanwhile; CPU 2 runs a normal
-# hog. Normal wakees
+# until the wakees and forks are done (at most 90 s), with RT throttling
+# off and (on 7.x) CPU 3's sched_ext deadline server off, so that no SCX
+# task runs there meanwhile; CPU 2 runs a normal hog. Normal wakees
 # allowed on CPUs 2 and 3 must never be handed CPU 3 as sched-idle: they
 # run on CPU 2 and finish while the FIFO thread still holds CPU 3 (a stale
 # flag parked them behind it until it ended).
