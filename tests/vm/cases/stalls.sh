@@ -65,12 +65,16 @@ exit_runs() {
 # than under --smt=off, where the exiting task keeps its CPU by design and the count
 # comes only from kworkers queued beside it (18-22 in 7 exits on both
 # kernels, alternating). Before the fix the move made it about 8 per exit (38 in 5
-# exits, 7.3.4), so the margin is wide both ways. The exit times, reported
-# beside --smt=off's, must stay within 1.2x of them plus 30 ms (under TCG
-# the CPU's next tick ended each wait, so the times differed little before
-# the fix: a median of 23.7 against 23.9 ms). Alternating is what keeps
-# that comparison fair: with the two settings in runs one after the
-# other, host load on one run alone once made them 128 against 40 ms.
+# exits, 7.3.4), so the margin is wide both ways. The count is the rule's
+# check; the exit times only guard against a stall (an exiting task left
+# until the watchdog, seconds): under TCG the CPU's next tick ended each
+# wait, so the times differed little before the fix (a median of 23.7
+# against 23.9 ms). They must stay within 2x of --smt=off's plus 60 ms:
+# alternating keeps the comparison fair against a slow host on average
+# (with the two settings in runs one after the other, host load on one
+# run alone once made them 128 against 40 ms), yet with two guests and a
+# build on the 2-core host the medians read 123 against 64 ms, past an
+# earlier bound of 1.2x plus 30 ms (107 ms) that this case failed there.
 case_exiting_task_keeps_its_cpu() {
 	pin_everything_to 7
 	trap 'pin_everything_to 0-7' EXIT
@@ -80,7 +84,7 @@ case_exiting_task_keeps_its_cpu() {
 	echo "exit of a 768-MiB process beside a busy sibling: median $dfl us, exiting tasks put into a local DSQ by the kernel $dfl_skipped (idle-core, the default); $off us, $off_skipped (off)"
 	[ "$dfl_skipped" -le $((off_skipped + 7)) ] ||
 		fail "seed 002's move left exiting tasks to the kernel's local DSQ $dfl_skipped times in 7 exits ($off_skipped under --smt=off)"
-	awk -v d="$dfl" -v o="$off" 'BEGIN { exit !(d <= 1.2 * o + 30000) }' ||
+	awk -v d="$dfl" -v o="$off" 'BEGIN { exit !(d <= 2 * o + 60000) }' ||
 		fail "the exit took $dfl us under idle-core against $off us under --smt=off"
 }
 
@@ -89,14 +93,21 @@ case_exiting_task_keeps_its_cpu() {
 # waiting for the idle task's slice. A SCHED_IDLE hog pinned to CPU 3 and
 # a 100-ms slice (--slice-us=100000) make a wait for the slice 100 ms
 # long; 40 writes to /proc/sys/vm/stat_refresh each wait for every CPU's
-# kworker. Bounds: median under 30 ms and p99 (the 40th write) under 90 ms,
-# a slice-long wait being at least 100 ms. Before the fix: median 104 ms,
-# p99 108 ms (7.3.4); after: median 3.9 ms, p99 27.8 ms beside a second
-# guest, so a single slow write under TCG stays clear of the p99 bound and
-# the median has a margin of 7x both ways. The reference run (CPU 3 running
-# the same hog as normal work, which a kworker does not preempt: median
-# 104 ms) shows the slice is felt.
-# percpu_work_beside WHAT COUNT CMD...: "median p99 max" (us) of COUNT
+# kworker. Bounds: median under 30 ms and p80 (the 33rd of the 40 writes)
+# under 90 ms, a slice-long wait being at least 100 ms. Before the fix:
+# median 104 ms, p99 108 ms (7.3.4), every write a slice long, so both
+# bounds fail on the broken rule (power: any break that makes more than 8
+# of 40 writes wait a slice). After: median 3.9 ms, p99 27.8 ms beside a
+# second guest; with two guests and a build on the 2-core host, median
+# 14.8 ms and one write of the 40 at 105 ms, which failed the earlier
+# bound on the max. False failures: the p80 bound needs 8 or more such
+# hiccups in 40 writes; at the 1 in 40 seen, taken as independent, that
+# is about 1 run in 100,000 (Poisson, mean 1), and 1 in 20 only at a
+# hiccup every 10th write. The median keeps a margin of 2x or more both
+# ways. The reference run (CPU 3 running the same hog as normal work,
+# which a kworker does not preempt: median 104 ms) shows the slice is
+# felt.
+# percpu_work_beside WHAT COUNT CMD...: "median p80 max" (us) of COUNT
 # stat_refresh writes while CMD, a hog on CPU 3, runs.
 percpu_work_beside() {
 	_what=$1 _count=$2
@@ -119,10 +130,10 @@ case_kthread_preempts_idle_work() {
 		stress-ng --cpu 1 --cpu-method int64 -t 600 --quiet) || exit 1
 	expect_enabled "per-CPU work beside a pinned hog"
 	stop_sched
-	echo "stat_refresh (median p99 max, us) beside a SCHED_IDLE hog on CPU 3: $idle; beside a normal one: $normal"
+	echo "stat_refresh (median p80 max, us) beside a SCHED_IDLE hog on CPU 3: $idle; beside a normal one: $normal"
 	set -- $idle
 	[ "$1" -lt 30000 ] && [ "$2" -lt 90000 ] ||
-		fail "kworker/3 waited behind idle work: stat_refresh median $1 us, p99 $2 us at a 100-ms slice"
+		fail "kworker/3 waited behind idle work: stat_refresh median $1 us, p80 $2 us at a 100-ms slice"
 }
 
 # offline_within SECONDS CPU: take CPU offline, failing when the write has
